@@ -1,0 +1,36 @@
+package dev.reconcile.core;
+
+import dev.reconcile.core.wire.Estimator;
+
+/**
+ * Estimates the size of the symmetric difference between the local set and a remote one from a
+ * small, linear sketch. Defined here so that the session can call it; implemented by the {@code
+ * strata-estimator} module and wired in by the agent and the CLI.
+ */
+public interface DifferenceEstimator {
+  void add(long element);
+
+  void remove(long element);
+
+  /** The versioned wire form of this sketch. */
+  Estimator toProto();
+
+  /**
+   * Estimated {@code |local \u0394 remote|}, after validating {@code remote} (format version, hash id,
+   * seed fingerprint, parameters, cell bytes). Never allocates more than the local parameters allow.
+   */
+  long estimate(Estimator remote) throws FormatException;
+
+  /**
+   * Factor by which to multiply an estimate to size a first IBLT that decodes at the first attempt in
+   * at least 99 % of cases, measured for this estimator's parameters.
+   */
+  double sizingFactor();
+
+  DifferenceEstimator copy();
+
+  /** Bytes of {@link #toProto()} on the wire. */
+  default long wireBytes() {
+    return toProto().getSerializedSize();
+  }
+}

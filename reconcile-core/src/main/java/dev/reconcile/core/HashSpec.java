@@ -1,0 +1,177 @@
+package dev.reconcile.core;
+
+import com.dynatrace.hash4j.hashing.Hasher64;
+import com.dynatrace.hash4j.hashing.Hashing;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * A pinned, keyed hash and every derivation the sketches make from it.
+ *
+ * <p>A hash spec is part of every serialized sketch, so it is frozen: a derivation is never edited,
+ * only a new {@link #id() id} is added beside it (the habit of Guava's {@code BloomFilterStrategies}).
+ * Golden vectors in {@code HashSpecGoldenTest} pin the outputs of every id.
+ *
+ * <h2>Id 1: {@code xxh3-64-seeded/v1}</h2>
+ *
+ * <p>{@code H} is XXH3-64 with the 64-bit cluster seed (hash4j {@code Hashing.xxh3_64(seed)}).
+ *
+ * <pre>
+ *   keyHash(key)            = H.bytes(key)
+ *   valueHash(value)        = H.bytes(value)
+ *   element(r)              = H.longs(H.longs(keyHash, version, origin),
+ *                                     (tombstone ? 1 : 0) | ELEMENT_DOMAIN, valueHash)
+ *   cellHash(x, j)          = H.longs(x, CELL_SALT + j)          j = hash subtable
+ *   checkHash(x)            = H.longs(x, CHECK_SALT)
+ *   stratumHash(x)          = H.longs(x, STRATUM_SALT)
+ *   fingerprintHash(x)      = H.longs(x, FINGERPRINT_SALT)
+ *   partition(keyHash, P)   = top log2(P) bits of keyHash
+ *   seedFingerprint         = first 4 bytes (big-endian int) of
+ *                             SHA-256("reconcile/seed-fingerprint/v1" || seed as 8 bytes LE)
+ * </pre>
+ *
+ * <p>The seed is a cluster secret: peers compare only the 32-bit seed fingerprint, from which the
+ * 64-bit seed cannot be recovered short of a 2^64 search.
+ */
+public final class HashSpec {
+  /** {@code xxh3-64-seeded/v1}. Never change what this id computes. */
+  public static final int XXH3_64_V1 = 1;
+
+  static final long ELEMENT_DOMAIN = 0x5245_4300_0000_0000L; // "REC"
+  static final long CELL_SALT = 0x4345_4c4c_0000_0000L; // "CELL"
+  static final long CHECK_SALT = 0x4348_4543_4b00_0000L; // "CHECK"
+  static final long STRATUM_SALT = 0x5354_5241_5441_0000L; // "STRATA"
+  static final long FINGERPRINT_SALT = 0x4650_0000_0000_0000L; // "FP"
+
+  private final int id;
+  private final long seed;
+  private final int seedFingerprint;
+  private final Hasher64 hasher;
+
+  private HashSpec(int id, long seed) {
+    this.id = id;
+    this.seed = seed;
+    this.hasher = Hashing.xxh3_64(seed);
+    this.seedFingerprint = fingerprintOf(seed);
+  }
+
+  /** The spec for hash id {@code id} and {@code seed}; fails on an unknown id. */
+  public static HashSpec of(int id, long seed) {
+    if (id != XXH3_64_V1) {
+      throw new IllegalArgumentException("unknown hash id " + id + " (this build knows: 1)");
+    }
+    return new HashSpec(id, seed);
+  }
+
+  /** Spec of the current hash id with the given seed. */
+  public static HashSpec xxh3(long seed) {
+    return new HashSpec(XXH3_64_V1, seed);
+  }
+
+  /**
+   * Derives the 64-bit seed from a cluster secret of any length (first 8 bytes, little-endian, of
+   * SHA-256("reconcile/seed/v1" || secret)).
+   */
+  public static long seedFromSecret(byte[] secret) {
+    byte[] d = sha256("reconcile/seed/v1", secret);
+    return ByteBuffer.wrap(d, 0, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+  }
+
+  public int id() {
+    return id;
+  }
+
+  public long seed() {
+    return seed;
+  }
+
+  /** 32-bit fingerprint of the seed, carried on the wire instead of the seed. */
+  public int seedFingerprint() {
+    return seedFingerprint;
+  }
+
+  public long keyHash(byte[] key) {
+    return hasher.hashBytesToLong(key);
+  }
+
+  public long keyHash(byte[] key, int off, int len) {
+    return hasher.hashBytesToLong(key, off, len);
+  }
+
+  public long valueHash(byte[] value) {
+    return hasher.hashBytesToLong(value);
+  }
+
+  public long valueHash(byte[] value, int off, int len) {
+    return hasher.hashBytesToLong(value, off, len);
+  }
+
+  /** The element (set member) of a record; see the class comment. */
+  public long element(long keyHash, long version, long origin, boolean tombstone, long valueHash) {
+    long a = hasher.hashLongLongLongToLong(keyHash, version, origin);
+    return hasher.hashLongLongLongToLong(a, (tombstone ? 1L : 0L) | ELEMENT_DOMAIN, valueHash);
+  }
+
+  /** Hash of element {@code x} that places it in hash subtable {@code j}. */
+  public long cellHash(long x, int j) {
+    return hasher.hashLongLongToLong(x, CELL_SALT + j);
+  }
+
+  /** Hash of element {@code x} kept in a cell's check sum. */
+  public long checkHash(long x) {
+    return hasher.hashLongLongToLong(x, CHECK_SALT);
+  }
+
+  /** Hash of element {@code x} whose trailing zeros choose its stratum. */
+  public long stratumHash(long x) {
+    return hasher.hashLongLongToLong(x, STRATUM_SALT);
+  }
+
+  /** Second, independent image of {@code x} summed in partition fingerprints. */
+  public long fingerprintHash(long x) {
+    return hasher.hashLongLongToLong(x, FINGERPRINT_SALT);
+  }
+
+  /** Partition of a key: the top {@code partitionsLog2} bits of its key hash. */
+  public static int partition(long keyHash, int partitionsLog2) {
+    return partitionsLog2 == 0 ? 0 : (int) (keyHash >>> (64 - partitionsLog2));
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof HashSpec h && h.id == id && h.seed == seed;
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(seed) * 31 + id;
+  }
+
+  @Override
+  public String toString() {
+    return "HashSpec{id=" + id + ", seedFingerprint=" + hex(seedFingerprint) + "}";
+  }
+
+  public static String hex(int v) {
+    return String.format("0x%08x", v);
+  }
+
+  static int fingerprintOf(long seed) {
+    byte[] s = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(seed).array();
+    return ByteBuffer.wrap(sha256("reconcile/seed-fingerprint/v1", s)).getInt();
+  }
+
+  private static byte[] sha256(String domain, byte[] data) {
+    try {
+      MessageDigest md = MessageDigest.getInstance("SHA-256");
+      md.update(domain.getBytes(StandardCharsets.US_ASCII));
+      md.update(data);
+      return md.digest();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+    }
+  }
+}

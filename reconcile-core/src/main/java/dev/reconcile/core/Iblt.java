@@ -1,0 +1,382 @@
+package dev.reconcile.core;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
+/**
+ * Invertible Bloom lookup table over 64-bit elements, for set reconciliation.
+ *
+ * <h2>Structure</h2>
+ *
+ * An IBLT [1] of shape {@code (k, base, log2)} has {@code k} hash subtables of {@code s = base *
+ * 2^log2} cells. Element {@code x} lives in exactly one cell of each subtable, at
+ *
+ * <pre>
+ *   pos_j(x) = j*s + (hi_j(x) << log2 | (h_j(x) & (2^log2 - 1)))      h_j = cellHash(x, j)
+ *   hi_j(x)  = ((h_j(x) >>> 32) * base) >>> 32                          (0 when base = 1)
+ * </pre>
+ *
+ * (a multiply-shift range reduction instead of {@code %}). Each cell keeps
+ *
+ * <pre>
+ *   count    = (#inserted - #deleted)        mod 2^(8*countBytes), sign-extended
+ *   keySum   = XOR of the elements            (masked to keyBytes)
+ *   checkSum = XOR of checkHash(element)      (masked to checkBytes)
+ * </pre>
+ *
+ * All three are group operations, so a table is linear: {@code T(A) - T(B) = T(A \ B) - T(B \ A)};
+ * elements on both sides cancel whatever the set sizes, which is what makes the difference digest of
+ * Eppstein, Goodrich, Uyeda and Varghese [2] cost O(d) and not O(n).
+ *
+ * <h2>Memory layout</h2>
+ *
+ * Three parallel primitive arrays of {@code k*s} entries ({@code int[] counts}, {@code long[]
+ * keySums}, {@code int[] checkSums}; 16 bytes per cell in memory), subtable-major. Insert touches
+ * {@code k} cells and computes {@code k+1} hashes; nothing on the hot path allocates or boxes.
+ *
+ * <h2>Peeling</h2>
+ *
+ * A cell is <em>pure</em> when {@code count = +-1}, {@code checkSum = checkHash(keySum)} and the cell
+ * is where {@code keySum} would be placed ({@code pos_j(keySum) = i}): three independent tests, so a
+ * cell holding several elements passes with probability about {@code 2^-(8*checkBytes) / s}. Peeling
+ * repeatedly removes the element of a pure cell from its {@code k} cells (an explicit {@code int[]}
+ * stack of candidate cells, as in FastFilter's XOR filters [4]). With {@code k = 3} peeling empties
+ * the table w.h.p. while {@code d < 0.818 * cells} [3]; for finite d it needs more room (see {@link
+ * Sizing}). A peel that leaves any non-zero cell is a failed decode: its partial lists must not be
+ * used, and the caller retries with a larger table. A peel of a table built from hostile bytes stops
+ * after at most {@code cells} extractions.
+ *
+ * <h2>Folding</h2>
+ *
+ * Because {@code pos_j} keeps the low {@code log2} bits of {@code h_j}, cell {@code (j, hi, lo)} of a
+ * {@code log2} table lands on cell {@code (j, hi, lo mod 2^log2')} of a {@code log2' < log2} table.
+ * Summing those cells ({@link #fold}) yields exactly the table built directly at the smaller size, so
+ * an agent maintains one table of the largest size per ladder and derives every smaller one without
+ * reading its data.
+ *
+ * <p>References: [1] M. T. Goodrich, M. Mitzenmacher, "Invertible Bloom Lookup Tables", Allerton
+ * 2011. [2] D. Eppstein, M. T. Goodrich, F. Uyeda, G. Varghese, "What's the Difference? Efficient Set
+ * Reconciliation without Prior Context", SIGCOMM 2011. [3] M. Molloy, "Cores in random hypergraphs
+ * and Boolean formulas", Random Struct. Algorithms 2005 (peeling thresholds). [4] T. M. Graf, D.
+ * Lemire, "Xor Filters", JEA 2020.
+ *
+ * <p>Not thread-safe; callers that share a table guard it.
+ */
+public final class Iblt {
+  private final HashSpec spec;
+  private final IbltShape shape;
+  private final CellLayout layout;
+  private final int k;
+  private final int sub;
+  private final int log2;
+  private final int base;
+  private final int lowMask;
+  private final long keyMask;
+  private final int checkMask;
+  private final int[] counts;
+  private final long[] keySums;
+  private final int[] checkSums;
+
+  public Iblt(HashSpec spec, IbltShape shape, CellLayout layout) {
+    this.spec = spec;
+    this.shape = shape;
+    this.layout = layout;
+    this.k = shape.hashCount();
+    this.sub = shape.subtableCells();
+    this.log2 = shape.log2();
+    this.base = shape.base();
+    this.lowMask = (1 << log2) - 1;
+    this.keyMask = layout.keyMask();
+    this.checkMask = layout.checkMask();
+    long cells = shape.cells();
+    if (cells > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("table of " + cells + " cells is too large");
+    }
+    this.counts = new int[(int) cells];
+    this.keySums = new long[(int) cells];
+    this.checkSums = new int[(int) cells];
+  }
+
+  public HashSpec spec() {
+    return spec;
+  }
+
+  public IbltShape shape() {
+    return shape;
+  }
+
+  public CellLayout layout() {
+    return layout;
+  }
+
+  public int cells() {
+    return counts.length;
+  }
+
+  /** Bytes of the packed cells on the wire. */
+  public long wireBytes() {
+    return (long) cells() * layout.cellBytes();
+  }
+
+  public void insert(long element) {
+    update(element, 1);
+  }
+
+  public void delete(long element) {
+    update(element, -1);
+  }
+
+  /** Adds {@code delta} copies of {@code element} (negative removes). */
+  public void update(long element, int delta) {
+    long x = element & keyMask;
+    int chk = check(x);
+    for (int j = 0; j < k; j++) {
+      int i = index(x, j);
+      counts[i] += delta;
+      keySums[i] ^= x;
+      checkSums[i] ^= chk;
+    }
+  }
+
+  /** {@code this -= other}, cell by cell. Both tables must have the same spec, shape and layout. */
+  public void subtract(Iblt other) {
+    requireCompatible(other);
+    for (int i = 0; i < counts.length; i++) {
+      counts[i] = layout.normalizeCount(counts[i] - other.counts[i]);
+      keySums[i] ^= other.keySums[i];
+      checkSums[i] ^= other.checkSums[i];
+    }
+  }
+
+  /** {@code this += other}, cell by cell. */
+  public void add(Iblt other) {
+    requireCompatible(other);
+    for (int i = 0; i < counts.length; i++) {
+      counts[i] = layout.normalizeCount(counts[i] + other.counts[i]);
+      keySums[i] ^= other.keySums[i];
+      checkSums[i] ^= other.checkSums[i];
+    }
+  }
+
+  /**
+   * The table of the smaller shape {@code target} (same hash count and base, {@code target.log2 <=
+   * log2}) that direct insertion of the same elements would have built.
+   */
+  public Iblt fold(IbltShape target) {
+    if (target.hashCount() != k || target.base() != base || target.log2() > log2) {
+      throw new IllegalArgumentException("cannot fold " + shape + " to " + target);
+    }
+    Iblt out = new Iblt(spec, target, layout);
+    int tSub = target.subtableCells();
+    int tLog2 = target.log2();
+    int tLowMask = (1 << tLog2) - 1;
+    for (int j = 0; j < k; j++) {
+      int from = j * sub;
+      int to = j * tSub;
+      for (int c = 0; c < sub; c++) {
+        int hi = c >>> log2;
+        int lo = c & lowMask;
+        int t = to + ((hi << tLog2) | (lo & tLowMask));
+        int f = from + c;
+        out.counts[t] += counts[f];
+        out.keySums[t] ^= keySums[f];
+        out.checkSums[t] ^= checkSums[f];
+      }
+    }
+    for (int i = 0; i < out.counts.length; i++) {
+      out.counts[i] = layout.normalizeCount(out.counts[i]);
+    }
+    return out;
+  }
+
+  public Iblt copy() {
+    Iblt out = new Iblt(spec, shape, layout);
+    System.arraycopy(counts, 0, out.counts, 0, counts.length);
+    System.arraycopy(keySums, 0, out.keySums, 0, keySums.length);
+    System.arraycopy(checkSums, 0, out.checkSums, 0, checkSums.length);
+    return out;
+  }
+
+  public void clear() {
+    Arrays.fill(counts, 0);
+    Arrays.fill(keySums, 0);
+    Arrays.fill(checkSums, 0);
+  }
+
+  /** True when every cell is zero. */
+  public boolean isEmpty() {
+    for (int i = 0; i < counts.length; i++) {
+      if ((layout.normalizeCount(counts[i]) | checkSums[i]) != 0 || keySums[i] != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Peels this table in place. Elements with count +1 (present here, absent there after {@code
+   * here.subtract(there)}) go to {@link PeelResult#onlyHere()}, count -1 to {@link
+   * PeelResult#onlyThere()}. {@link PeelResult#complete()} is true only when every cell returned to
+   * zero; otherwise the lists are partial and must not be acted on.
+   */
+  public PeelResult peel() {
+    int n = counts.length;
+    IntStack stack = new IntStack(Math.min(n, 1024));
+    for (int i = 0; i < n; i++) {
+      if (isPure(i)) {
+        stack.push(i);
+      }
+    }
+    LongList here = new LongList(16);
+    LongList there = new LongList(16);
+    int extracted = 0;
+    boolean exhausted = false;
+    while (stack.size() > 0) {
+      int i = stack.pop();
+      if (!isPure(i)) {
+        continue;
+      }
+      if (++extracted > n) {
+        exhausted = true; // more elements than cells: hostile or corrupt input
+        break;
+      }
+      long x = keySums[i];
+      int sign = layout.normalizeCount(counts[i]);
+      (sign > 0 ? here : there).add(x);
+      int chk = check(x);
+      for (int j = 0; j < k; j++) {
+        int c = index(x, j);
+        counts[c] = layout.normalizeCount(counts[c] - sign);
+        keySums[c] ^= x;
+        checkSums[c] ^= chk;
+        if (isPure(c)) {
+          stack.push(c);
+        }
+      }
+    }
+    boolean complete = !exhausted && isEmpty();
+    return new PeelResult(complete, here.toArray(), there.toArray());
+  }
+
+  /** Writes the packed cells: per cell count, key sum, check sum, little-endian, layout widths. */
+  public void writeCells(ByteBuffer out) {
+    ByteBuffer b = out.order(ByteOrder.LITTLE_ENDIAN);
+    int cw = layout.countBytes();
+    int kw = layout.keyBytes();
+    int hw = layout.checkBytes();
+    for (int i = 0; i < counts.length; i++) {
+      int c = counts[i];
+      if (cw == 1) {
+        b.put((byte) c);
+      } else if (cw == 2) {
+        b.putShort((short) c);
+      } else {
+        b.putInt(c);
+      }
+      if (kw == 8) {
+        b.putLong(keySums[i]);
+      } else {
+        b.putInt((int) keySums[i]);
+      }
+      if (hw == 4) {
+        b.putInt(checkSums[i]);
+      } else {
+        b.putShort((short) checkSums[i]);
+      }
+    }
+  }
+
+  /** Packed cells as a new array of exactly {@link #wireBytes()} bytes. */
+  public byte[] packCells() {
+    byte[] out = new byte[Math.toIntExact(wireBytes())];
+    writeCells(ByteBuffer.wrap(out));
+    return out;
+  }
+
+  /**
+   * Reads packed cells written by {@link #writeCells} into a new table. The caller has checked the
+   * shape against its caps; this checks that exactly {@code cells * cellBytes} bytes remain.
+   */
+  public static Iblt readCells(HashSpec spec, IbltShape shape, CellLayout layout, ByteBuffer in)
+      throws FormatException {
+    long want = shape.cells() * layout.cellBytes();
+    if (in.remaining() != want) {
+      throw new FormatException(
+          "packed cells of shape " + shape + " need " + want + " bytes, got " + in.remaining());
+    }
+    Iblt t = new Iblt(spec, shape, layout);
+    ByteBuffer b = in.order(ByteOrder.LITTLE_ENDIAN);
+    int cw = layout.countBytes();
+    int kw = layout.keyBytes();
+    int hw = layout.checkBytes();
+    for (int i = 0; i < t.counts.length; i++) {
+      t.counts[i] = cw == 1 ? b.get() : cw == 2 ? b.getShort() : b.getInt();
+      t.keySums[i] = kw == 8 ? b.getLong() : (b.getInt() & 0xFFFF_FFFFL);
+      t.checkSums[i] = hw == 4 ? b.getInt() : (b.getShort() & 0xFFFF);
+    }
+    return t;
+  }
+
+  int count(int cell) {
+    return counts[cell];
+  }
+
+  long keySum(int cell) {
+    return keySums[cell];
+  }
+
+  int checkSum(int cell) {
+    return checkSums[cell];
+  }
+
+  /** True when both tables hold identical cells (counts compared modulo the layout width). */
+  public boolean sameCells(Iblt o) {
+    if (!shape.equals(o.shape) || !layout.equals(o.layout)) {
+      return false;
+    }
+    for (int i = 0; i < counts.length; i++) {
+      if (layout.normalizeCount(counts[i]) != layout.normalizeCount(o.counts[i])
+          || keySums[i] != o.keySums[i]
+          || checkSums[i] != o.checkSums[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private boolean isPure(int i) {
+    int c = layout.normalizeCount(counts[i]);
+    if (c != 1 && c != -1) {
+      return false;
+    }
+    long x = keySums[i];
+    return checkSums[i] == check(x) && index(x, i / sub) == i;
+  }
+
+  private int check(long x) {
+    return (int) spec.checkHash(x) & checkMask;
+  }
+
+  private int index(long x, int j) {
+    long h = spec.cellHash(x, j);
+    int lo = (int) h & lowMask;
+    int hi = base == 1 ? 0 : (int) (((h >>> 32) * base) >>> 32);
+    return j * sub + ((hi << log2) | lo);
+  }
+
+  private void requireCompatible(Iblt other) {
+    if (!shape.equals(other.shape) || !layout.equals(other.layout)) {
+      throw new IllegalArgumentException(
+          "shape/layout mismatch: " + shape + "/" + layout + " vs " + other.shape + "/" + other.layout);
+    }
+    if (!spec.equals(other.spec)) {
+      throw new IllegalArgumentException("hash spec mismatch: " + spec + " vs " + other.spec);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Iblt{" + shape + ", " + layout.cellBytes() + " B/cell}";
+  }
+}

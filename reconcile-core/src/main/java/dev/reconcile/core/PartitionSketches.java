@@ -1,0 +1,24 @@
+package dev.reconcile.core;
+
+/**
+ * The local side of a reconciliation: per-partition sketches and element lookups. The agent backs
+ * it with RocksDB and sketches kept current on every write; the CLI and tests back it with memory
+ * ({@link MemorySketches}).
+ */
+public interface PartitionSketches {
+  SketchParams params();
+
+  Fingerprint fingerprint(int partition);
+
+  /** A copy of the partition's estimator, safe to serialize while writes go on. */
+  DifferenceEstimator estimator(int partition);
+
+  /** A new table of {@code shape} for the partition, folded from the maintained one. */
+  Iblt iblt(int partition, IbltShape shape);
+
+  /** True when the partition currently holds {@code element}. */
+  boolean contains(int partition, long element);
+
+  /** The partition's elements in unsigned ascending order. */
+  ElementCursor sortedElements(int partition);
+}

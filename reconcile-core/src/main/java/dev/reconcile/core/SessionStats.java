@@ -1,0 +1,129 @@
+package dev.reconcile.core;
+
+import dev.reconcile.core.wire.Envelope;
+
+/** Byte and event counters of one session, by kind of message. Frames include the 4-byte header. */
+public final class SessionStats {
+  long bytesSent;
+  long bytesReceived;
+  long framesSent;
+  long framesReceived;
+  long handshakeBytes;
+  long fingerprintBytes;
+  long estimatorBytes;
+  long ibltBytes;
+  long digestBytes;
+  long resultBytes;
+  int fastPath;
+  int decodeFailures;
+  int doublings;
+  int fallbacks;
+  int turns;
+  private boolean sentSinceReceive = true;
+
+  void sent(Envelope e) {
+    long n = e.getSerializedSize() + 4L;
+    bytesSent += n;
+    framesSent++;
+    sentSinceReceive = true;
+    account(e, n);
+  }
+
+  void received(Envelope e) {
+    long n = e.getSerializedSize() + 4L;
+    bytesReceived += n;
+    framesReceived++;
+    if (sentSinceReceive) {
+      turns++;
+      sentSinceReceive = false;
+    }
+    account(e, n);
+  }
+
+  private void account(Envelope e, long n) {
+    switch (e.getBodyCase()) {
+      case HELLO, HELLO_ACK, REFUSAL, DONE -> handshakeBytes += n;
+      case FINGERPRINTS -> fingerprintBytes += n;
+      case ESTIMATOR -> estimatorBytes += n;
+      case IBLT, IBLT_REQUEST -> ibltBytes += n;
+      case DIGEST_CHUNK, DIGEST_REQUEST -> digestBytes += n;
+      case MISSING -> resultBytes += n;
+      default -> {}
+    }
+  }
+
+  public long bytesSent() {
+    return bytesSent;
+  }
+
+  public long bytesReceived() {
+    return bytesReceived;
+  }
+
+  /** Every protocol byte both ways. */
+  public long bytesTotal() {
+    return bytesSent + bytesReceived;
+  }
+
+  public long framesSent() {
+    return framesSent;
+  }
+
+  public long framesReceived() {
+    return framesReceived;
+  }
+
+  public long handshakeBytes() {
+    return handshakeBytes;
+  }
+
+  public long fingerprintBytes() {
+    return fingerprintBytes;
+  }
+
+  public long estimatorBytes() {
+    return estimatorBytes;
+  }
+
+  public long ibltBytes() {
+    return ibltBytes;
+  }
+
+  public long digestBytes() {
+    return digestBytes;
+  }
+
+  public long resultBytes() {
+    return resultBytes;
+  }
+
+  public int fastPath() {
+    return fastPath;
+  }
+
+  public int decodeFailures() {
+    return decodeFailures;
+  }
+
+  public int doublings() {
+    return doublings;
+  }
+
+  public int fallbacks() {
+    return fallbacks;
+  }
+
+  /** Times this side received after having sent: the round trips as seen from here. */
+  public int turns() {
+    return turns;
+  }
+
+  @Override
+  public String toString() {
+    return String.format(
+        "bytes sent=%d received=%d (handshake=%d fingerprints=%d estimator=%d iblt=%d digests=%d"
+            + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d turns=%d",
+        bytesSent, bytesReceived, handshakeBytes, fingerprintBytes, estimatorBytes, ibltBytes,
+        digestBytes, resultBytes, fastPath, decodeFailures, doublings, fallbacks, turns);
+  }
+}

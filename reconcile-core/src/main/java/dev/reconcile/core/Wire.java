@@ -1,0 +1,184 @@
+package dev.reconcile.core;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import dev.reconcile.core.wire.CellLayoutProto;
+import dev.reconcile.core.wire.IbltShapeProto;
+import dev.reconcile.core.wire.Refusal.Code;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/** Conversions between core types and their wire messages, each read validated with a precise error. */
+public final class Wire {
+  /** The one frame format version this build speaks. */
+  public static final int FORMAT_VERSION = 1;
+  /** Format version of serialized sketches ({@code Iblt}, {@code Estimator}). */
+  public static final int SKETCH_VERSION = 1;
+
+  private Wire() {}
+
+  public static IbltShapeProto toProto(IbltShape s) {
+    return IbltShapeProto.newBuilder()
+        .setHashCount(s.hashCount())
+        .setBase(s.base())
+        .setLog2(s.log2())
+        .build();
+  }
+
+  public static IbltShape fromProto(IbltShapeProto p) throws ProtocolException {
+    try {
+      return new IbltShape(p.getHashCount(), p.getBase(), p.getLog2());
+    } catch (IllegalArgumentException e) {
+      throw new ProtocolException(Code.MALFORMED, "invalid IBLT shape: " + e.getMessage());
+    }
+  }
+
+  public static CellLayoutProto toProto(CellLayout l) {
+    return CellLayoutProto.newBuilder()
+        .setCountBytes(l.countBytes())
+        .setKeyBytes(l.keyBytes())
+        .setCheckBytes(l.checkBytes())
+        .build();
+  }
+
+  public static CellLayout fromProto(CellLayoutProto p) throws FormatException {
+    try {
+      return new CellLayout(p.getCountBytes(), p.getKeyBytes(), p.getCheckBytes());
+    } catch (IllegalArgumentException e) {
+      throw new FormatException("invalid cell layout: " + e.getMessage());
+    }
+  }
+
+  public static dev.reconcile.core.wire.Iblt toProto(Iblt t) {
+    return dev.reconcile.core.wire.Iblt.newBuilder()
+        .setFormatVersion(SKETCH_VERSION)
+        .setHashId(t.spec().id())
+        .setSeedFingerprint(t.spec().seedFingerprint())
+        .setShape(toProto(t.shape()))
+        .setLayout(toProto(t.layout()))
+        .setCells(ByteString.copyFrom(t.packCells()))
+        .build();
+  }
+
+  /**
+   * Reads a peer's IBLT. Checks, in order and before allocating any cell: format version, hash id,
+   * seed fingerprint, shape validity, the shape is one the parameters allow ({@code expected}, when
+   * given, exactly), the wide cell layout, and the exact byte length.
+   */
+  public static Iblt readIblt(
+      dev.reconcile.core.wire.Iblt m, SketchParams params, IbltShape expected)
+      throws ProtocolException {
+    if (m.getFormatVersion() != SKETCH_VERSION) {
+      throw new ProtocolException(
+          Code.VERSION,
+          "IBLT format version " + m.getFormatVersion() + ", this peer reads " + SKETCH_VERSION);
+    }
+    HashSpec spec = params.spec();
+    if (m.getHashId() != spec.id()) {
+      throw new ProtocolException(
+          Code.HASH, "IBLT hash id " + m.getHashId() + ", local hash id " + spec.id());
+    }
+    if (m.getSeedFingerprint() != spec.seedFingerprint()) {
+      throw new ProtocolException(
+          Code.SEED,
+          "IBLT seed fingerprint "
+              + HashSpec.hex(m.getSeedFingerprint())
+              + ", local "
+              + HashSpec.hex(spec.seedFingerprint())
+              + ": possible corruption or a peer with another hash seed");
+    }
+    IbltShape shape = fromProto(m.getShape());
+    if (!params.allows(shape)) {
+      throw new ProtocolException(
+          Code.LIMIT,
+          "IBLT shape " + shape + " is not allowed (hash count " + params.ibltHashCount()
+              + ", largest " + params.maxShape() + ")");
+    }
+    if (expected != null && !expected.equals(shape)) {
+      throw new ProtocolException(
+          Code.MALFORMED, "IBLT shape " + shape + " where " + expected + " was requested");
+    }
+    CellLayout layout;
+    try {
+      layout = fromProto(m.getLayout());
+    } catch (FormatException e) {
+      throw new ProtocolException(Code.MALFORMED, e.getMessage());
+    }
+    if (!layout.equals(CellLayout.WIDE)) {
+      throw new ProtocolException(
+          Code.MALFORMED, "IBLT cell layout " + layout + ", expected " + CellLayout.WIDE);
+    }
+    try {
+      return Iblt.readCells(spec, shape, layout, m.getCells().asReadOnlyByteBuffer());
+    } catch (FormatException e) {
+      throw new ProtocolException(Code.MALFORMED, e.getMessage());
+    }
+  }
+
+  /** Packs longs as 8-byte little-endian values. */
+  public static ByteString packLongs(long[] a, int from, int to) {
+    byte[] out = new byte[(to - from) * 8];
+    ByteBuffer b = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = from; i < to; i++) {
+      b.putLong(a[i]);
+    }
+    return ByteString.copyFrom(out);
+  }
+
+  /** Unpacks 8-byte little-endian values, refusing a length that is not a multiple of 8 or over {@code max}. */
+  public static long[] unpackLongs(ByteString s, int max, String what) throws ProtocolException {
+    if (s.size() % 8 != 0) {
+      throw new ProtocolException(Code.MALFORMED, what + ": " + s.size() + " bytes is not a multiple of 8");
+    }
+    int n = s.size() / 8;
+    if (n > max) {
+      throw new ProtocolException(Code.LIMIT, what + ": " + n + " elements exceed the cap of " + max);
+    }
+    long[] out = new long[n];
+    ByteBuffer b = s.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < n; i++) {
+      out[i] = b.getLong();
+    }
+    return out;
+  }
+
+  static ByteString packFingerprints(Fingerprint[] fps) {
+    byte[] out = new byte[fps.length * Fingerprint.WIRE_BYTES];
+    ByteBuffer b = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
+    for (Fingerprint f : fps) {
+      b.putLong(f.count()).putLong(f.sum()).putLong(f.sum2());
+    }
+    return ByteString.copyFrom(out);
+  }
+
+  static Fingerprint[] unpackFingerprints(ByteString s, int n) throws ProtocolException {
+    if (s.size() != (long) n * Fingerprint.WIRE_BYTES) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "fingerprints of " + n + " partitions need " + (long) n * Fingerprint.WIRE_BYTES
+              + " bytes, got " + s.size());
+    }
+    Fingerprint[] out = new Fingerprint[n];
+    ByteBuffer b = s.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < n; i++) {
+      out[i] = new Fingerprint(b.getLong(), b.getLong(), b.getLong());
+    }
+    return out;
+  }
+
+  /** A frame: 4-byte big-endian length, then the serialized envelope. */
+  public static byte[] frame(com.google.protobuf.MessageLite m) {
+    int n = m.getSerializedSize();
+    byte[] out = new byte[4 + n];
+    ByteBuffer.wrap(out).putInt(n);
+    try {
+      CodedOutputStream cos = CodedOutputStream.newInstance(out, 4, n);
+      m.writeTo(cos);
+      cos.checkNoSpaceLeft();
+    } catch (IOException e) {
+      throw new IllegalStateException("serializing to an array cannot fail", e);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,96 @@
+package dev.reconcile.core;
+
+import com.google.protobuf.ByteString;
+import dev.reconcile.core.wire.Estimator;
+import dev.reconcile.core.wire.EstimatorParams;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Test double: an "estimator" that ships its whole element multiset and returns the exact difference
+ * times a factor. Lets session tests force every path (too-low estimates, fallback) independently of
+ * the real strata estimator, which lives in another module.
+ */
+public final class ExactEstimator implements DifferenceEstimator {
+  public static final int KIND = 99;
+  private final HashMap<Long, Integer> counts = new HashMap<>();
+  private final double factor;
+
+  public ExactEstimator(double factor) {
+    this.factor = factor;
+  }
+
+  public static EstimatorFactory factory(double factor) {
+    EstimatorParams p = EstimatorParams.newBuilder().setKind(KIND).build();
+    return new EstimatorFactory() {
+      @Override
+      public EstimatorParams params() {
+        return p;
+      }
+
+      @Override
+      public DifferenceEstimator create(HashSpec spec) {
+        return new ExactEstimator(factor);
+      }
+    };
+  }
+
+  @Override
+  public void add(long element) {
+    counts.merge(element, 1, Integer::sum);
+  }
+
+  @Override
+  public void remove(long element) {
+    counts.merge(element, -1, Integer::sum);
+  }
+
+  @Override
+  public Estimator toProto() {
+    ByteBuffer b = ByteBuffer.allocate(counts.size() * 12).order(ByteOrder.LITTLE_ENDIAN);
+    for (Map.Entry<Long, Integer> e : counts.entrySet()) {
+      b.putLong(e.getKey()).putInt(e.getValue());
+    }
+    return Estimator.newBuilder()
+        .setFormatVersion(1)
+        .setParams(EstimatorParams.newBuilder().setKind(KIND))
+        .setCells(ByteString.copyFrom(b.array()))
+        .build();
+  }
+
+  @Override
+  public long estimate(Estimator remote) throws FormatException {
+    if (remote.getParams().getKind() != KIND) {
+      throw new FormatException("not an exact estimator");
+    }
+    HashMap<Long, Integer> diff = new HashMap<>(counts);
+    ByteBuffer b = remote.getCells().asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    while (b.remaining() >= 12) {
+      diff.merge(b.getLong(), -b.getInt(), Integer::sum);
+    }
+    long d = 0;
+    for (int c : diff.values()) {
+      d += Math.abs(c);
+    }
+    return (long) Math.floor(d * factor);
+  }
+
+  @Override
+  public double sizingFactor() {
+    return 1.0;
+  }
+
+  @Override
+  public DifferenceEstimator copy() {
+    ExactEstimator e = new ExactEstimator(factor);
+    e.counts.putAll(counts);
+    return e;
+  }
+
+  @Override
+  public long wireBytes() {
+    return 64;
+  }
+}
