@@ -129,6 +129,7 @@ public final class ReconcileSession {
   private int inSeq;
   private int[] partitions;
   private String peerNodeId = "";
+  private boolean dryRun;
   private SessionFailure failure;
 
   private ReconcileSession(Role role, SessionConfig config, PartitionSketches local) {
@@ -137,6 +138,7 @@ public final class ReconcileSession {
     this.local = local;
     this.params = local.params();
     this.sessionId = config.sessionId();
+    this.dryRun = config.dryRun();
   }
 
   public static ReconcileSession initiator(SessionConfig config, PartitionSketches local) {
@@ -163,7 +165,8 @@ public final class ReconcileSession {
             .setClusterId(config.clusterId())
             .setNodeId(config.nodeId())
             .setParams(params.toProto())
-            .addModes(Mode.MODE_ESTIMATOR_IBLT);
+            .addModes(Mode.MODE_ESTIMATOR_IBLT)
+            .setDryRun(dryRun);
     if (config.partitions() != null) {
       for (int p : partitions) {
         h.addPartitions(p);
@@ -264,6 +267,21 @@ public final class ReconcileSession {
     return peerNodeId;
   }
 
+  /** True when the initiator asked for a report only (known to a responder after the Hello). */
+  public boolean dryRun() {
+    return dryRun;
+  }
+
+  /** Sequence number of the next frame this side sends; a transport continues from it after the session. */
+  public int nextOutSequence() {
+    return outSeq;
+  }
+
+  /** Sequence number expected of the peer's next frame. */
+  public int nextInSequence() {
+    return inSeq;
+  }
+
   public SessionStats stats() {
     return stats;
   }
@@ -320,6 +338,7 @@ public final class ReconcileSession {
     expectRole(Role.RESPONDER, "Hello");
     expect(State.AWAIT_HELLO, "Hello");
     peerNodeId = h.getNodeId();
+    dryRun = h.getDryRun();
     if (h.getMinVersion() > Wire.FORMAT_VERSION || h.getMaxVersion() < Wire.FORMAT_VERSION) {
       throw new ProtocolException(
           Code.VERSION,

@@ -143,7 +143,7 @@ public final class Wire {
     return out;
   }
 
-  static ByteString packFingerprints(Fingerprint[] fps) {
+  public static ByteString packFingerprints(Fingerprint[] fps) {
     byte[] out = new byte[fps.length * Fingerprint.WIRE_BYTES];
     ByteBuffer b = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
     for (Fingerprint f : fps) {
@@ -152,7 +152,7 @@ public final class Wire {
     return ByteString.copyFrom(out);
   }
 
-  static Fingerprint[] unpackFingerprints(ByteString s, int n) throws ProtocolException {
+  public static Fingerprint[] unpackFingerprints(ByteString s, int n) throws ProtocolException {
     if (s.size() != (long) n * Fingerprint.WIRE_BYTES) {
       throw new ProtocolException(
           Code.MALFORMED,
