@@ -1,5 +1,6 @@
 package dev.reconcile.agent;
 
+import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
 import io.vertx.core.Future;
@@ -91,7 +92,8 @@ final class AdminApi {
       ctx.response()
           .setStatusCode(token == null ? 401 : 403)
           .putHeader("WWW-Authenticate", "Bearer")
-          .end(error(token == null ? "missing bearer token" : writes ? "this needs the admin token" : "token not accepted"));
+          .putHeader("content-type", "application/json")
+          .end(error(token == null ? "missing bearer token" : writes ? "this needs the admin token" : "token not accepted").encode());
       return;
     }
     ctx.next();
@@ -185,8 +187,8 @@ final class AdminApi {
       throw new IllegalArgumentException("empty key");
     }
     byte[] k = KeyCodec.decode(raw);
-    if (k.length > dev.reconcile.agent.net.RecordCodec.MAX_KEY_BYTES) {
-      throw new IllegalArgumentException("key of " + k.length + " bytes exceeds " + dev.reconcile.agent.net.RecordCodec.MAX_KEY_BYTES);
+    if (k.length > dev.reconcile.agent.net.BatchCodec.MAX_KEY_BYTES) {
+      throw new IllegalArgumentException("key of " + k.length + " bytes exceeds " + dev.reconcile.agent.net.BatchCodec.MAX_KEY_BYTES);
     }
     return k;
   }
@@ -250,13 +252,13 @@ final class AdminApi {
     var req = ctx.request();
     RecordParser parser = RecordParser.newDelimited("\n", req);
     parser.maxRecordSize((int) Math.min(Integer.MAX_VALUE, 2 * MAX_VALUE_BYTES));
-    List<byte[][]> batch = new ArrayList<>();
+    List<Record> batch = new ArrayList<>();
     long[] loaded = {0};
     long[] lineNo = {0};
     boolean[] failed = {false};
     Runnable flush =
         () -> {
-          List<byte[][]> b = new ArrayList<>(batch);
+          List<Record> b = new ArrayList<>(batch);
           batch.clear();
           parser.pause();
           vertx.executeBlocking(() -> store.putAll(b), false)
@@ -289,7 +291,7 @@ final class AdminApi {
             if (k.length == 0) {
               throw new IllegalArgumentException("empty key");
             }
-            batch.add(new byte[][] {k, v});
+            batch.add(new Record(k, v, store.clock().now(), store.origin(), false));
           } catch (IllegalArgumentException e) {
             failed[0] = true;
             json(ctx, 400, error("line " + lineNo[0] + ": " + e.getMessage() + " (" + loaded[0] + " records loaded before it)"));
@@ -310,7 +312,7 @@ final class AdminApi {
           if (failed[0]) {
             return;
           }
-          List<byte[][]> b = new ArrayList<>(batch);
+          List<Record> b = new ArrayList<>(batch);
           batch.clear();
           vertx.executeBlocking(() -> store.putAll(b), false)
               .onSuccess(n -> json(ctx, 200, new JsonObject().put("loaded", loaded[0] + b.size())))

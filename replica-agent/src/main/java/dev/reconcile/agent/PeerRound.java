@@ -1,7 +1,7 @@
 package dev.reconcile.agent;
 
 import dev.reconcile.agent.net.FrameChannel;
-import dev.reconcile.agent.net.RecordCodec;
+import dev.reconcile.agent.net.BatchCodec;
 import dev.reconcile.agent.store.ApplyResult;
 import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
@@ -336,7 +336,7 @@ final class PeerRound {
           fetching = false;
           for (List<Record> b : batches) {
             long seq = nextBatchSeq++;
-            RecordBatch rb = RecordCodec.batch(p, seq, b);
+            RecordBatch rb = BatchCodec.batch(p, seq, b);
             int size = rb.getSerializedSize();
             batchPartition.put(seq, p);
             unackedByPartition.merge(p, 1, Integer::sum);
@@ -403,7 +403,7 @@ final class PeerRound {
         () -> {
           List<Record> records;
           try {
-            records = RecordCodec.read(b, cap);
+            records = BatchCodec.read(b, cap);
           } catch (ProtocolException ex) {
             context.runOnContext(v -> refuse(ex));
             return;

@@ -7,7 +7,7 @@ import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.Refusal;
 import io.vertx.core.Future;
-import io.vertx.core.net.ClientAuth;
+import io.vertx.core.http.ClientAuth;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServer;

@@ -62,7 +62,8 @@ public final class ReplicaAgent implements AutoCloseable {
     long t0 = System.nanoTime();
     ReplicaStore store =
         ReplicaStore.open(
-            StoreOptions.builder(config.dataDir(), config.nodeId(), sketchParams(config, estimators), estimators)
+            StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
+                .nodeId(config.nodeId())
                 .tombstoneGrace(config.tombstoneGrace())
                 .build());
     ReplicaAgent agent = new ReplicaAgent(config, store);

@@ -10,11 +10,11 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /** Records to and from {@link RecordBatch} frames, with the batch checksum and size caps. */
-public final class RecordCodec {
+public final class BatchCodec {
   /** Largest key accepted from a peer. */
   public static final int MAX_KEY_BYTES = 64 * 1024;
 
-  private RecordCodec() {}
+  private BatchCodec() {}
 
   public static dev.reconcile.core.wire.Record toProto(Record r) {
     return dev.reconcile.core.wire.Record.newBuilder()
