@@ -126,6 +126,16 @@ public final class Wire {
     return ByteString.copyFrom(out);
   }
 
+  /** Unpacks 8-byte little-endian values (trusted input: tests and tools). */
+  public static long[] unpackLongsUnchecked(ByteString s) {
+    long[] out = new long[s.size() / 8];
+    ByteBuffer b = s.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < out.length; i++) {
+      out[i] = b.getLong();
+    }
+    return out;
+  }
+
   /** Unpacks 8-byte little-endian values, refusing a length that is not a multiple of 8 or over {@code max}. */
   public static long[] unpackLongs(ByteString s, int max, String what) throws ProtocolException {
     if (s.size() % 8 != 0) {

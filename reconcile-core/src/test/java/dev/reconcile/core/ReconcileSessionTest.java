@@ -47,6 +47,11 @@ class ReconcileSessionTest {
   }
 
   static void assertCorrect(Run run, String ctx) {
+    assertListsCorrect(run, ctx);
+    assertThat(run.i.stats().unverified() + run.r.stats().unverified()).as(ctx).isZero();
+  }
+
+  static void assertListsCorrect(Run run, String ctx) {
     assertThat(run.i.failure()).as(ctx).isEmpty();
     assertThat(run.r.failure()).as(ctx).isEmpty();
     assertThat(run.i.succeeded()).as(ctx).isTrue();
@@ -162,9 +167,9 @@ class ReconcileSessionTest {
   }
 
   @Test
-  void initiatorRecoversFromAResultThatFailsVerification() {
-    // Corrupt the first result in flight: the initiator must notice (the element it is told it
-    // lacks, it actually has) and redo the partition from its digest list.
+  void listedElementsThatTheOwnSetContradictsAreDroppedAndCounted() {
+    // Tamper with the result in flight: claim the initiator lacks an element it has, and that the
+    // responder lacks a random element the initiator does not have. Neither may be acted on.
     EstimatorFactory f = ExactEstimator.factory(1.0);
     SketchParams params = TestSets.params(32, 0, 12, f.params());
     TestSets s = TestSets.random(32, 5000, 10, 10);
@@ -172,24 +177,34 @@ class ReconcileSessionTest {
     MemorySketches b = MemorySketches.ofSinglePartition(params, f, s.b);
     ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 32), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
-    boolean[] corrupted = {false};
+    boolean[] tampered = {false};
     SessionDriver.run(
         i,
         r,
         e -> e,
         e -> {
-          if (e.hasMissing() && !corrupted[0]) {
-            corrupted[0] = true;
-            long[] bogus = {s.a[0]}; // an element the initiator has
+          if (e.hasMissing() && !tampered[0]) {
+            tampered[0] = true;
+            var m = e.getMissing();
+            long[] atI = Wire.unpackLongsUnchecked(m.getMissingAtInitiator());
+            long[] atR = Wire.unpackLongsUnchecked(m.getMissingAtResponder());
+            long[] atI2 = Arrays.copyOf(atI, atI.length + 1);
+            atI2[atI.length] = s.a[0]; // the initiator has it
+            long[] atR2 = Arrays.copyOf(atR, atR.length + 1);
+            atR2[atR.length] = 0x1234_5678_9abc_def0L; // the initiator does not have it
             return e.toBuilder()
-                .setMissing(e.getMissing().toBuilder().setMissingAtInitiator(Wire.packLongs(bogus, 0, 1)))
+                .setMissing(
+                    m.toBuilder()
+                        .setMissingAtInitiator(Wire.packLongs(atI2, 0, atI2.length))
+                        .setMissingAtResponder(Wire.packLongs(atR2, 0, atR2.length)))
                 .build();
           }
           return e;
         });
-    assertThat(corrupted[0]).isTrue();
-    assertCorrect(new Run(i, r, s), "seed 32");
-    assertThat(i.outcomes().get(0).path()).isEqualTo(Path.FALLBACK);
+    assertThat(tampered[0]).isTrue();
+    assertListsCorrect(new Run(i, r, s), "seed 32");
+    assertThat(i.stats().unverified()).isEqualTo(2);
+    assertThat(r.stats().unverified()).isZero();
   }
 
   // ------------------------------------------------------------------ refusals

@@ -162,7 +162,7 @@ class ConvergenceTest {
   void differenceBeyondTheLargestTableFallsBackAgainstRealAgents() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
       Map<String, String> small = Map.of("iblt-max-log2", "4");
-      var low = ExactEstimator.factory(0.01);
+      var low = ExactEstimator.factory(0.001);
       ReplicaAgent a = c.start("a", small, low);
       ReplicaAgent b = c.start("b", small, low);
       load(a, "k", 0, 6000);
@@ -180,17 +180,19 @@ class ConvergenceTest {
     try (AgentCluster c = new AgentCluster(dir)) {
       // Slow stream: ~20 records per 100 ms batch so the responder can be stopped mid-stream.
       ReplicaAgent a = c.start("a", Map.of("batch-records", "50", "rate-limit", "32KiB", "idle-timeout", "2s"));
-      ReplicaAgent b = c.start("b", Map.of("peer-listen", "127.0.0.1:0"));
+      ReplicaAgent b = c.start("b", Map.of());
       load(a, "k", 0, 4000);
       var round = a.repair(AgentCluster.peerOf(b), false);
       Thread.sleep(1500);
       Path bData = b.config().dataDir();
+      int bPort = b.peerPort();
       c.stop(b); // kill the receiver mid-stream
       RoundReport broken = round.toCompletionStage().toCompletableFuture().get();
       assertThat(broken.ok).isFalse();
       int partial = contents(a.store()).size();
       assertThat(partial).isEqualTo(4000);
-      ReplicaAgent b2 = c.start("b", Map.of("data", bData.toString()));
+      // Same address: progress is kept per peer address.
+      ReplicaAgent b2 = c.start("b", Map.of("data", bData.toString(), "peer-listen", "127.0.0.1:" + bPort));
       int before = contents(b2.store()).size();
       assertThat(before).as("some records arrived before the stop").isBetween(1, 3999);
       RoundReport resumed = repair(a, b2);
