@@ -50,7 +50,7 @@ final class RecordSide implements Side {
     StringBuilder sb = new StringBuilder();
     sb.append(label).append(": ").append(table.size()).append(" keys");
     if (table.duplicateLines() > 0) {
-      sb.append(", ").append(table.duplicateLines()).append(" repeated records dropped");
+      sb.append(", ").append(table.duplicateLines()).append(" records dropped for a repeated key");
     }
     if (table.conflictingKeys() > 0) {
       sb.append(", ").append(table.conflictingKeys()).append(" keys with several values (last wins)");

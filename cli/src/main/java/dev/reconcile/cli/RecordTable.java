@@ -71,9 +71,9 @@ final class RecordTable {
   }
 
   /**
-   * Keeps one record per key: the last one read. An identical repeated record is dropped silently
-   * (counted in {@link #duplicateLines}); a key seen with different values is reported to {@code
-   * warn} (the first few keys, then a count) and counted in {@link #conflictingKeys}.
+   * Keeps one record per key: the last one read. Every earlier record of the key is dropped (counted
+   * in {@link #duplicateLines}); a key whose records do not all have the same value is reported to
+   * {@code warn} (the first few keys, then a count) and counted in {@link #conflictingKeys}.
    *
    * <p>Sorts (key hash, record number) pairs; records with equal key hashes are then grouped by
    * their key bytes, so even a 64-bit key-hash collision between different keys is handled.
@@ -108,45 +108,61 @@ final class RecordTable {
     Arrays.sort(live); // input order: deterministic scans, better locality
   }
 
-  /** Records {@code idx[from, to)} share a key hash and are in input order. */
+  /**
+   * Records {@code idx[from, to)} share a key hash and are in input order. Linear when they share
+   * the key too (the usual case: repeated lines); quadratic only for a true 64-bit key-hash collision.
+   */
   private int resolveRun(int[] idx, int from, int to, int[] keep, int m, String label, Consumer<String> warn) {
+    boolean oneKey = true;
+    for (int a = from + 1; a < to && oneKey; a++) {
+      oneKey = sameKey(idx[from], idx[a]);
+    }
+    if (oneKey) {
+      keepLast(idx, from, to, idx[from], label, warn);
+      keep[m++] = idx[to - 1];
+      return m;
+    }
+    boolean[] done = new boolean[to - from];
     for (int a = from; a < to; a++) {
-      int r = idx[a];
-      int later = -1;
-      for (int b = a + 1; b < to; b++) {
-        if (sameKey(r, idx[b])) {
-          later = idx[b];
-          break;
-        }
-      }
-      if (later < 0) {
-        keep[m++] = r; // the last record with this key
+      if (done[a - from]) {
         continue;
       }
-      if (sameValue(r, later)) {
-        duplicateLines++;
-      } else {
-        // Count each conflicting key once: at its first superseded record.
-        boolean first = true;
-        for (int b = from; b < a; b++) {
-          if (sameKey(r, idx[b])) {
-            first = false;
-            break;
-          }
-        }
-        if (first) {
-          conflictingKeys++;
-          if (conflictingKeys <= MAX_WARNINGS) {
-            warn.accept(
-                label + ": key '" + KeyEscaper.escape(arena.chunk(addr[r]), ByteArena.offset(addr[r]), keyLen[r])
-                    + "' has different values (record " + (r + 1) + " and later); the last one wins");
-          }
-        } else {
-          duplicateLines++;
+      int winner = a;
+      for (int b = a; b < to; b++) {
+        if (sameKey(idx[a], idx[b])) {
+          done[b - from] = true;
+          winner = b;
         }
       }
+      int[] group = new int[to - from];
+      int g = 0;
+      for (int b = a; b < to; b++) {
+        if (sameKey(idx[a], idx[b])) {
+          group[g++] = idx[b];
+        }
+      }
+      keepLast(group, 0, g, idx[a], label, warn);
+      keep[m++] = idx[winner];
     }
     return m;
+  }
+
+  /** {@code ids[from, to)} are the records of one key in input order; the last one wins. */
+  private void keepLast(int[] ids, int from, int to, int first, String label, Consumer<String> warn) {
+    int winner = ids[to - 1];
+    duplicateLines += to - from - 1;
+    for (int a = from; a < to - 1; a++) {
+      if (!sameValue(ids[a], winner)) {
+        conflictingKeys++;
+        if (conflictingKeys <= MAX_WARNINGS) {
+          warn.accept(
+              label + ": key '" + KeyEscaper.escape(arena.chunk(addr[first]), ByteArena.offset(addr[first]), keyLen[first])
+                  + "' has " + (to - from) + " records with different values; the last one (record "
+                  + (winner + 1) + ") wins");
+        }
+        return;
+      }
+    }
   }
 
   private boolean sameKey(int a, int b) {
@@ -168,7 +184,7 @@ final class RecordTable {
     return live.length;
   }
 
-  /** Identical repeated records dropped by {@link #dedupe}. */
+  /** Records dropped by {@link #dedupe} because a later record has the same key. */
   long duplicateLines() {
     return duplicateLines;
   }
