@@ -12,11 +12,16 @@ final class PrimitiveSort {
    * ascending. Quicksort with a median-of-three pivot and insertion sort for short ranges.
    */
   static void sortUnsigned(long[] keys, int[] idx, int n) {
-    for (int i = 0; i < n; i++) {
+    sortUnsigned(keys, idx, 0, n);
+  }
+
+  /** {@link #sortUnsigned(long[], int[], int)} of the range {@code [from, to)}. */
+  static void sortUnsigned(long[] keys, int[] idx, int from, int to) {
+    for (int i = from; i < to; i++) {
       keys[i] ^= Long.MIN_VALUE; // unsigned order == signed order of the flipped values
     }
-    quick(keys, idx, 0, n - 1);
-    for (int i = 0; i < n; i++) {
+    quick(keys, idx, from, to - 1);
+    for (int i = from; i < to; i++) {
       keys[i] ^= Long.MIN_VALUE;
     }
   }

@@ -208,17 +208,18 @@ final class RecordTable {
   }
 
   /**
-   * The keys of the live records whose element is in {@code sortedElements} (ascending signed order),
-   * in one scan with a binary search per record: O(n log d), no index over all records.
+   * The keys of the live records whose element is in {@code sortedElements}, in one scan with a
+   * hash-set lookup per record: O(n + d) time, O(d) memory, no index over all records.
    */
   KeyList keysOf(long[] sortedElements) {
     KeyList.Builder b = new KeyList.Builder();
     if (sortedElements.length == 0) {
       return b.build();
     }
+    LongSet wanted = new LongSet(sortedElements);
     int found = 0;
     for (int r : live) {
-      if (Arrays.binarySearch(sortedElements, element[r]) >= 0) {
+      if (wanted.contains(element[r])) {
         b.add(arena.chunk(addr[r]), ByteArena.offset(addr[r]), keyLen[r]);
         found++;
       }
