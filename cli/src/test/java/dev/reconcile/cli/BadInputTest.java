@@ -122,6 +122,29 @@ class BadInputTest {
   }
 
   @Test
+  void plainCommandLineGivesTheSameStatuses() throws Exception {
+    // Without the handlers ReconcileCommand.commandLine installs: statuses still follow diff(1).
+    Path other = Cli.write(dir.resolve("other.txt"), List.of(Cli.line("a", "2")));
+    java.io.StringWriter err = new java.io.StringWriter();
+    picocli.CommandLine cl = new picocli.CommandLine(new ReconcileCommand());
+    cl.setOut(new java.io.PrintWriter(new java.io.StringWriter()));
+    cl.setErr(new java.io.PrintWriter(err, true));
+    assertThat(cl.execute("diff", "-q", "file:" + good, "file:" + good)).isZero();
+    assertThat(cl.execute("diff", "-q", "file:" + good, "file:" + other)).isEqualTo(1);
+    assertThat(cl.execute("diff", "file:" + good, "file:" + dir.resolve("missing"))).isEqualTo(2);
+    assertThat(err.toString()).isEqualTo("reconcile: file:" + dir.resolve("missing") + ": No such file or directory\n");
+    assertThat(cl.execute("diff", "file:" + good)).isEqualTo(2);
+  }
+
+  @Test
+  void helpIsNotTrouble() {
+    Result res = Cli.run("diff", "--help");
+    assertThat(res.status()).isZero();
+    assertThat(res.out()).contains("Usage: reconcile diff").contains("--format").contains("--seed");
+    assertThat(Cli.run("help", "estimate").out()).contains("Usage: reconcile estimate");
+  }
+
+  @Test
   void noOrUnknownSubcommand() {
     for (String[] a : List.of(new String[0], new String[] {"frobnicate", "x"})) {
       Result res = Cli.run(a);
