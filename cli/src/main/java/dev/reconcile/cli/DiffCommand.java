@@ -86,6 +86,9 @@ final class DiffCommand implements Callable<Integer> {
       DiffWriter w = DiffWriter.of(format, out, left, right);
       long[] counts = merge(lk, rk, w);
       w.finish(counts[0], counts[1], counts[2]);
+      if (out.checkError()) {
+        throw new CliException("standard output: write error");
+      }
       long t4 = System.nanoTime();
       if (!quiet) {
         summary(err, l, r, rec, counts, new long[] {t0, t1, t2, t3, t4});
