@@ -1,0 +1,98 @@
+package dev.reconcile.cli;
+
+import dev.reconcile.core.PartitionOutcome;
+import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.ReconcileSession;
+import dev.reconcile.core.SessionConfig;
+import dev.reconcile.core.SessionLimits;
+import dev.reconcile.core.SessionStats;
+import dev.reconcile.core.wire.Envelope;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Runs the reconciliation protocol between two local sides in memory: an initiator on the left, a
+ * responder on the right, frames passed from one to the other until both finish. The same state
+ * machine the agent drives over TCP; nothing here lists one side to the other directly.
+ */
+final class LocalReconciliation {
+  private static final String CLUSTER = "reconcile-cli";
+  /** No cap on the result size: a local diff may legitimately list every record. */
+  private static final SessionLimits LIMITS = new SessionLimits(Integer.MAX_VALUE - 8, 1 << 16);
+  private static final int MAX_ROUNDS = 10_000_000;
+
+  private final ReconcileSession initiator;
+  private final ReconcileSession responder;
+
+  private LocalReconciliation(ReconcileSession initiator, ReconcileSession responder) {
+    this.initiator = initiator;
+    this.responder = responder;
+  }
+
+  static LocalReconciliation run(PartitionSketches left, PartitionSketches right) {
+    SessionConfig ic = new SessionConfig(CLUSTER, "left", 1, null, LIMITS);
+    SessionConfig rc = new SessionConfig(CLUSTER, "right", 1, null, LIMITS);
+    ReconcileSession i = ReconcileSession.initiator(ic, left);
+    ReconcileSession r = ReconcileSession.responder(rc, right);
+    i.start();
+    for (int round = 0; ; round++) {
+      if (round > MAX_ROUNDS) {
+        throw new IllegalStateException("reconciliation did not finish in " + MAX_ROUNDS + " exchanges");
+      }
+      boolean moved = false;
+      Envelope e;
+      while ((e = i.poll()) != null) {
+        moved = true;
+        r.receive(e);
+      }
+      while ((e = r.poll()) != null) {
+        moved = true;
+        i.receive(e);
+      }
+      if (!moved) {
+        break;
+      }
+    }
+    if (!i.succeeded() || !r.succeeded()) {
+      String why =
+          i.failure().map(Object::toString).or(() -> r.failure().map(Object::toString)).orElse("did not finish");
+      throw new IllegalStateException("reconciliation failed: " + why);
+    }
+    return new LocalReconciliation(i, r);
+  }
+
+  List<PartitionOutcome> outcomes() {
+    return initiator.outcomes();
+  }
+
+  /** Elements only the left side holds, ascending (signed order, for binary search). */
+  long[] leftOnly() {
+    return collect(true);
+  }
+
+  /** Elements only the right side holds, ascending (signed order). */
+  long[] rightOnly() {
+    return collect(false);
+  }
+
+  private long[] collect(boolean left) {
+    long total = 0;
+    for (PartitionOutcome o : outcomes()) {
+      total += left ? o.missingRemote().length : o.missingLocal().length;
+    }
+    long[] all = new long[Math.toIntExact(total)];
+    int n = 0;
+    for (PartitionOutcome o : outcomes()) {
+      long[] a = left ? o.missingRemote() : o.missingLocal();
+      System.arraycopy(a, 0, all, n, a.length);
+      n += a.length;
+    }
+    Arrays.sort(all);
+    return all;
+  }
+
+  /** Stats from the initiator's side: bytes sent plus received are every protocol byte. */
+  SessionStats stats() {
+    return initiator.stats();
+  }
+}

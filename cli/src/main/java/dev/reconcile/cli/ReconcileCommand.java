@@ -1,0 +1,102 @@
+package dev.reconcile.cli;
+
+import dev.reconcile.core.EstimatorFactory;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+import java.util.function.Supplier;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code reconcile} command. Each subcommand is one class listed in {@code subcommands}; a new
+ * one ({@code agent}, {@code repair}, ...) is added by writing its class and listing it here.
+ *
+ * <p>Exit status follows diff(1): 0 same, 1 different, 2 trouble. Errors are one line on stderr,
+ * {@code reconcile: WHAT: PROBLEM}.
+ */
+@Command(
+    name = "reconcile",
+    mixinStandardHelpOptions = true,
+    version = "reconcile 0.1.0",
+    description = "Keeps key-value replicas identical by set reconciliation with IBLTs.",
+    subcommands = {DiffCommand.class, EstimateCommand.class, CommandLine.HelpCommand.class})
+public final class ReconcileCommand implements Callable<Integer> {
+  /** Exit status: the inputs are the same. */
+  static final int SAME = 0;
+  /** Exit status: the inputs differ. */
+  static final int DIFFERENT = 1;
+  /** Exit status: trouble (bad arguments, missing or corrupt input). */
+  static final int TROUBLE = 2;
+
+  private final Supplier<EstimatorFactory> estimators;
+
+  @Spec CommandSpec spec;
+
+  public ReconcileCommand() {
+    this(Estimators::production);
+  }
+
+  /** With another difference estimator (tests use an exact one for speed). */
+  public ReconcileCommand(EstimatorFactory estimators) {
+    this(() -> estimators);
+  }
+
+  private ReconcileCommand(Supplier<EstimatorFactory> estimators) {
+    this.estimators = estimators;
+  }
+
+  EstimatorFactory estimators() {
+    return estimators.get();
+  }
+
+  @Override
+  public Integer call() {
+    throw new ParameterException(spec.commandLine(), "missing subcommand");
+  }
+
+  /**
+   * A command line with the error handling {@code main} uses: a usage error is one line ({@code
+   * reconcile diff: MESSAGE (see 'reconcile diff --help')}) and exit status 2.
+   */
+  public static CommandLine commandLine(ReconcileCommand command) {
+    CommandLine cl = new CommandLine(command);
+    cl.setParameterExceptionHandler(
+        (ex, args) -> {
+          CommandLine c = ex.getCommandLine();
+          String name = c.getCommandSpec().qualifiedName();
+          c.getErr().println(name + ": " + ex.getMessage() + " (see '" + name + " --help')");
+          c.getErr().flush();
+          return TROUBLE;
+        });
+    cl.setExecutionExceptionHandler(
+        (ex, c, parsed) -> {
+          c.getErr().println("reconcile: " + Commands.oneLine(ex));
+          c.getErr().flush();
+          return TROUBLE;
+        });
+    return cl;
+  }
+
+  public static void main(String[] args) {
+    CommandLine cl = commandLine(new ReconcileCommand());
+    PrintWriter out =
+        new PrintWriter(
+            new OutputStreamWriter(new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8), false);
+    PrintWriter err =
+        new PrintWriter(
+            new OutputStreamWriter(new FileOutputStream(FileDescriptor.err), StandardCharsets.UTF_8), true);
+    cl.setOut(out);
+    cl.setErr(err);
+    int status = cl.execute(args);
+    out.flush();
+    err.flush();
+    System.exit(status);
+  }
+}
