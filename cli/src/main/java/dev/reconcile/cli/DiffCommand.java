@@ -160,7 +160,7 @@ final class DiffCommand implements Callable<Integer> {
         "reconcile: protocol: %d bytes (handshake %d, fingerprints %d, estimators %d, IBLT %d,"
             + " digests %d, results %d), %d frames, %d round trips%n",
         s.bytesTotal(), s.handshakeBytes(), s.fingerprintBytes(), s.estimatorBytes(), s.ibltBytes(),
-        s.digestBytes(), s.resultBytes(), s.framesSent() + s.framesReceived(), s.turns());
+        s.digestBytes(), s.resultBytes(), s.framesSent() + s.framesReceived(), s.roundTrips());
     err.printf(
         "reconcile: time: left %s, right %s (read and sketch), reconcile %s, keys and output %s,"
             + " total %s%n",

@@ -26,7 +26,13 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     version = "reconcile 0.1.0",
     description = "Keeps key-value replicas identical by set reconciliation with IBLTs.",
-    subcommands = {DiffCommand.class, EstimateCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {
+      AgentCommand.class,
+      DemoCommand.class,
+      DiffCommand.class,
+      EstimateCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class ReconcileCommand implements Callable<Integer> {
   /** Exit status: the inputs are the same. */
   static final int SAME = 0;

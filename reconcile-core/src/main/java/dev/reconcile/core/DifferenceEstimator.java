@@ -12,6 +12,12 @@ public interface DifferenceEstimator {
 
   void remove(long element);
 
+  /**
+   * Adds {@code other} (an estimator of the same kind and parameters) into this one: the estimator
+   * of the union of two disjoint sets. Fails on another kind or other parameters.
+   */
+  void merge(DifferenceEstimator other);
+
   /** The versioned wire form of this sketch. */
   Estimator toProto();
 

@@ -88,6 +88,8 @@ public final class ReconcileSession {
   private static final class Part {
     final int partition;
     Phase phase;
+    long localCount;
+    long remoteCount;
     long estimate = -1;
     int attempts;
     IbltShape lastShape;
@@ -465,39 +467,56 @@ public final class ReconcileSession {
       }
       remote = readFingerprints(f);
     }
+    List<Part> sketched = new ArrayList<>();
     for (int i = 0; i < partitions.length; i++) {
       int p = partitions[i];
       Fingerprint mine = local.fingerprint(p);
       if (mine.equals(remote[i])) {
         stats.fastPath++;
+        stats.roundTrips = Math.max(stats.roundTrips, 2);
         outcomes.put(p, new PartitionOutcome(p, PartitionOutcome.Path.FAST, new long[0], new long[0], 0, 0, null));
         continue;
       }
       Part part = new Part(p);
+      part.localCount = mine.count();
+      part.remoteCount = remote[i].count();
       parts.put(p, part);
       if (role == Role.INITIATOR) {
         part.phase = Phase.WAIT_OFFER;
+      } else if (part.remoteCount >= 0 && part.remoteCount * 8 <= estimatorBytes()) {
+        // The initiator's whole list is smaller than an estimator: ask for it.
+        requestDigests(part, 1);
       } else {
-        DifferenceEstimator est = local.estimator(p);
-        long remoteCount = remote[i].count();
-        if (remoteCount >= 0 && remoteCount * 8 <= est.wireBytes()) {
-          // The initiator's whole list is smaller than an estimator: ask for it.
-          requestDigests(part, 1);
-        } else {
-          part.phase = Phase.WAIT_TABLE;
-          queue(
-              Envelope.newBuilder()
-                  .setEstimator(
-                      EstimatorOffer.newBuilder()
-                          .setPartition(p)
-                          .setCount(mine.count())
-                          .setEstimator(est.toProto())));
-        }
+        part.phase = Phase.WAIT_TABLE;
+        sketched.add(part);
       }
+    }
+    if (!sketched.isEmpty()) {
+      // One estimator for all sketched partitions: estimators are linear, so their sum estimates
+      // the total difference over them at the cost of one estimator instead of one per partition.
+      DifferenceEstimator sum = local.estimator(sketched.get(0).partition);
+      long count = sketched.get(0).localCount;
+      EstimatorOffer.Builder offer = EstimatorOffer.newBuilder().setPartition(sketched.get(0).partition);
+      offer.addPartitions(sketched.get(0).partition);
+      for (int j = 1; j < sketched.size(); j++) {
+        sum.merge(local.estimator(sketched.get(j).partition));
+        count += sketched.get(j).localCount;
+        offer.addPartitions(sketched.get(j).partition);
+      }
+      queue(Envelope.newBuilder().setEstimator(offer.setCount(count).setEstimator(sum.toProto())));
     }
     if (role == Role.INITIATOR) {
       finishIfSettled();
     }
+  }
+
+  private long estimatorWireBytes = -1;
+
+  private long estimatorBytes() {
+    if (estimatorWireBytes < 0) {
+      estimatorWireBytes = local.estimator(partitions[0]).wireBytes();
+    }
+    return estimatorWireBytes;
   }
 
   // ---------------------------------------------------------------- initiator
@@ -513,28 +532,51 @@ public final class ReconcileSession {
   private void onEstimator(EstimatorOffer o) throws ProtocolException {
     expectRole(Role.INITIATOR, "EstimatorOffer");
     expect(State.RECONCILING, "EstimatorOffer");
-    Part part = part(o.getPartition(), "EstimatorOffer");
-    if (part.phase != Phase.WAIT_OFFER) {
-      throw new ProtocolException(Code.MALFORMED, "EstimatorOffer for partition " + part.partition + " in phase " + part.phase);
+    List<Integer> listed = o.getPartitionsCount() == 0 ? List.of(o.getPartition()) : o.getPartitionsList();
+    if (listed.size() > parts.size()) {
+      throw new ProtocolException(Code.MALFORMED, "EstimatorOffer lists " + listed.size() + " partitions, " + parts.size() + " differ");
     }
-    DifferenceEstimator est = local.estimator(part.partition);
-    long d;
+    List<Part> covered = new ArrayList<>(listed.size());
+    DifferenceEstimator sum = null;
+    for (int p : listed) {
+      Part part = part(p, "EstimatorOffer");
+      if (part.phase != Phase.WAIT_OFFER) {
+        throw new ProtocolException(Code.MALFORMED, "EstimatorOffer for partition " + p + " in phase " + part.phase);
+      }
+      part.phase = Phase.WAIT_RESULT; // also rejects a partition listed twice
+      covered.add(part);
+      DifferenceEstimator e = local.estimator(p);
+      if (sum == null) {
+        sum = e;
+      } else {
+        sum.merge(e);
+      }
+    }
+    long total;
     try {
-      d = est.estimate(o.getEstimator());
+      total = sum.estimate(o.getEstimator());
     } catch (FormatException ex) {
-      throw new ProtocolException(Code.MALFORMED, "estimator of partition " + part.partition + ": " + ex.getMessage());
+      throw new ProtocolException(Code.MALFORMED, "estimator of partitions " + listed + ": " + ex.getMessage());
     }
-    part.estimate = d;
-    long planned = Math.max(1, (long) Math.ceil(d * est.sizingFactor()));
-    long cells = Sizing.cellsFor(planned);
-    IbltShape shape = params.shapeWithAtLeast(cells);
-    long localCount = local.fingerprint(part.partition).count();
-    part.phase = Phase.WAIT_RESULT;
-    if (shape == null || shape.cells() * CellLayout.WIDE.cellBytes() >= localCount * 8) {
-      // The table would not fit, or would cost more than the sorted list itself.
-      sendDigests(part);
-    } else {
-      sendTable(part, shape);
+    // Each partition's share of the total, with room for the estimator's error (sizing factor)
+    // and, when several partitions share the estimate, for the spread of a random split (mean + 3
+    // standard deviations of a Poisson share); never below the difference in element counts,
+    // which is a lower bound on the partition's difference.
+    double share = total * sum.sizingFactor() / covered.size();
+    long planned =
+        covered.size() == 1
+            ? (long) Math.ceil(share)
+            : (long) Math.ceil(share + 3 * Math.sqrt(share) + 1);
+    for (Part part : covered) {
+      part.estimate = Math.round(total / (double) covered.size());
+      long d = Math.max(Math.max(1, planned), Math.abs(part.localCount - part.remoteCount));
+      IbltShape shape = params.shapeWithAtLeast(Sizing.cellsFor(d));
+      if (shape == null || shape.cells() * CellLayout.WIDE.cellBytes() >= part.localCount * 8) {
+        // The table would not fit, or would cost more than the sorted list itself.
+        sendDigests(part);
+      } else {
+        sendTable(part, shape);
+      }
     }
   }
 
@@ -838,6 +880,8 @@ public final class ReconcileSession {
 
   private void settle(Part part, PartitionOutcome.Path path) {
     part.phase = Phase.SETTLED;
+    // Hello and fingerprints (which carry the estimator back), then one per table or list sent.
+    stats.roundTrips = Math.max(stats.roundTrips, 2 + part.attempts + (part.fallback ? 1 : 0));
     outcomes.put(
         part.partition,
         new PartitionOutcome(

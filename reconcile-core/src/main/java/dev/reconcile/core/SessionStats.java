@@ -19,14 +19,12 @@ public final class SessionStats {
   int doublings;
   int fallbacks;
   int unverified;
-  int turns;
-  private boolean sentSinceReceive = true;
+  int roundTrips;
 
   void sent(Envelope e) {
     long n = e.getSerializedSize() + 4L;
     bytesSent += n;
     framesSent++;
-    sentSinceReceive = true;
     account(e, n);
   }
 
@@ -34,10 +32,6 @@ public final class SessionStats {
     long n = e.getSerializedSize() + 4L;
     bytesReceived += n;
     framesReceived++;
-    if (sentSinceReceive) {
-      turns++;
-      sentSinceReceive = false;
-    }
     account(e, n);
   }
 
@@ -122,17 +116,20 @@ public final class SessionStats {
     return unverified;
   }
 
-  /** Times this side received after having sent: the round trips as seen from here. */
-  public int turns() {
-    return turns;
+  /**
+   * Round trips of the protocol's longest dependency chain: hello, fingerprints (answered with the
+   * estimator), then one per table or digest list a partition needed. Partitions proceed in parallel.
+   */
+  public int roundTrips() {
+    return roundTrips;
   }
 
   @Override
   public String toString() {
     return String.format(
         "bytes sent=%d received=%d (handshake=%d fingerprints=%d estimator=%d iblt=%d digests=%d"
-            + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d unverified=%d turns=%d",
+            + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d unverified=%d roundTrips=%d",
         bytesSent, bytesReceived, handshakeBytes, fingerprintBytes, estimatorBytes, ibltBytes,
-        digestBytes, resultBytes, fastPath, decodeFailures, doublings, fallbacks, unverified, turns);
+        digestBytes, resultBytes, fastPath, decodeFailures, doublings, fallbacks, unverified, roundTrips);
   }
 }

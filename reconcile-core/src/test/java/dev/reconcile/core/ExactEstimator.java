@@ -48,6 +48,11 @@ public final class ExactEstimator implements DifferenceEstimator {
   }
 
   @Override
+  public void merge(DifferenceEstimator other) {
+    ((ExactEstimator) other).counts.forEach((k, v) -> counts.merge(k, v, Integer::sum));
+  }
+
+  @Override
   public Estimator toProto() {
     ByteBuffer b = ByteBuffer.allocate(counts.size() * 12).order(ByteOrder.LITTLE_ENDIAN);
     for (Map.Entry<Long, Integer> e : counts.entrySet()) {

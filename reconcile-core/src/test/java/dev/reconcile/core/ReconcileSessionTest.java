@@ -70,11 +70,11 @@ class ReconcileSessionTest {
     assertThat(run.i.outcomes()).hasSize(1 << P_LOG2).allMatch(o -> o.path() == Path.FAST);
     assertThat(run.i.stats().fastPath()).isEqualTo(1 << P_LOG2);
     assertThat(run.i.stats().estimatorBytes() + run.i.stats().ibltBytes()).isZero();
-    assertThat(run.i.stats().turns()).isEqualTo(2); // hello, fingerprints
+    assertThat(run.i.stats().roundTrips()).isEqualTo(2); // hello, fingerprints
   }
 
   @ParameterizedTest(name = "seed {0}: {2}+{3} differences")
-  @CsvSource({"11, 20000, 1, 0", "12, 20000, 0, 1", "13, 20000, 30, 20", "14, 50000, 400, 600", "15, 5000, 2000, 0"})
+  @CsvSource({"11, 20000, 1, 0", "12, 20000, 0, 1", "13, 20000, 30, 20", "14, 50000, 400, 600", "15, 20000, 2000, 0"})
   void accurateEstimateDecodesAtTheFirstTry(long seed, int common, int da, int db) {
     Run run = run(seed, common, da, db, 1.0, 14);
     assertCorrect(run, "seed " + seed);

@@ -108,7 +108,7 @@ public final class RoundReport {
               .put("decodeFailures", stats.decodeFailures())
               .put("doublings", stats.doublings())
               .put("fallbacks", stats.fallbacks())
-              .put("roundTrips", stats.turns()));
+              .put("roundTrips", stats.roundTrips()));
     }
     JsonArray parts = new JsonArray();
     for (PartitionOutcome o : outcomes) {

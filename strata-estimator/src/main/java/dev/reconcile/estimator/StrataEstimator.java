@@ -138,6 +138,14 @@ public final class StrataEstimator implements DifferenceEstimator {
   }
 
   /** {@code this += other}, stratum by stratum. */
+  @Override
+  public void merge(DifferenceEstimator other) {
+    if (!(other instanceof StrataEstimator s)) {
+      throw new IllegalArgumentException("cannot merge " + other.getClass().getSimpleName() + " into a strata estimator");
+    }
+    add(s);
+  }
+
   public void add(StrataEstimator other) {
     requireCompatible(other);
     for (int i = 0; i < strata.length; i++) {

@@ -64,6 +64,16 @@ final class LinearTestEstimator implements DifferenceEstimator {
   }
 
   @Override
+  public void merge(DifferenceEstimator other) {
+    LinearTestEstimator o = (LinearTestEstimator) other;
+    for (int i = 0; i < BUCKETS; i++) {
+      counts[i] += o.counts[i];
+      sums[i] += o.sums[i];
+      xors[i] ^= o.xors[i];
+    }
+  }
+
+  @Override
   public Estimator toProto() {
     ByteBuffer b = ByteBuffer.allocate(BUCKETS * 24).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < BUCKETS; i++) {
