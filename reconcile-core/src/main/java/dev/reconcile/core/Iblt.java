@@ -15,9 +15,12 @@ import java.util.Arrays;
  * <pre>
  *   pos_j(x) = j*s + (hi_j(x) << log2 | (h_j(x) & (2^log2 - 1)))      h_j = cellHash(x, j)
  *   hi_j(x)  = ((h_j(x) >>> 32) * base) >>> 32                          (0 when base = 1)
+ *   h_j(x)   = mix13(c + (j + 1) * GAMMA),   c = cellBase(x)            (mod 2^64)
  * </pre>
  *
- * (a multiply-shift range reduction instead of {@code %}). Each cell keeps
+ * (a multiply-shift range reduction of 32 high bits instead of {@code %}; see {@link HashSpec}: one
+ * keyed XXH3 call per element gives {@code c}, which is the element's check hash and seeds the
+ * SplitMix64 stream of its {@code k} cell hashes). Each cell keeps
  *
  * <pre>
  *   count    = (#inserted - #deleted)        mod 2^(8*countBytes), sign-extended
@@ -33,7 +36,8 @@ import java.util.Arrays;
  *
  * Three parallel primitive arrays of {@code k*s} entries ({@code int[] counts}, {@code long[]
  * keySums}, {@code int[] checkSums}; 16 bytes per cell in memory), subtable-major. Insert touches
- * {@code k} cells and computes {@code k+1} hashes; nothing on the hot path allocates or boxes.
+ * {@code k} cells and computes one XXH3 hash plus {@code k} 64-bit mixes; nothing on the hot path
+ * allocates or boxes.
  *
  * <h2>Peeling</h2>
  *
@@ -45,7 +49,9 @@ import java.util.Arrays;
  * the table w.h.p. while {@code d < 0.818 * cells} [3]; for finite d it needs more room (see {@link
  * Sizing}). A peel that leaves any non-zero cell is a failed decode: its partial lists must not be
  * used, and the caller retries with a larger table. A peel of a table built from hostile bytes stops
- * after at most {@code cells} extractions.
+ * after at most {@code cells} extractions. Cells are pushed as candidates when their count becomes
+ * {@code +-1} (no hashing); the full purity test (one XXH3 call) runs when a candidate is popped, and
+ * the same base hash then gives the {@code k} cells to extract from.
  *
  * <h2>Folding</h2>
  *
@@ -74,6 +80,7 @@ public final class Iblt {
   private final int lowMask;
   private final long keyMask;
   private final int checkMask;
+  private final int countShift;
   private final int[] counts;
   private final long[] keySums;
   private final int[] checkSums;
@@ -89,6 +96,7 @@ public final class Iblt {
     this.lowMask = (1 << log2) - 1;
     this.keyMask = layout.keyMask();
     this.checkMask = layout.checkMask();
+    this.countShift = 32 - 8 * layout.countBytes();
     long cells = shape.cells();
     if (cells > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException("table of " + cells + " cells is too large");
@@ -130,9 +138,15 @@ public final class Iblt {
   /** Adds {@code delta} copies of {@code element} (negative removes). */
   public void update(long element, int delta) {
     long x = element & keyMask;
-    int chk = check(x);
-    for (int j = 0; j < k; j++) {
-      int i = index(x, j);
+    long c = spec.cellBase(x);
+    int chk = (int) c & checkMask;
+    int[] counts = this.counts;
+    long[] keySums = this.keySums;
+    int[] checkSums = this.checkSums;
+    long s = c;
+    for (int off = 0, end = k * sub; off < end; off += sub) {
+      s += HashSpec.GAMMA;
+      int i = off + slot(HashSpec.mix13(s));
       counts[i] += delta;
       keySums[i] ^= x;
       checkSums[i] ^= chk;
@@ -222,9 +236,14 @@ public final class Iblt {
    */
   public PeelResult peel() {
     int n = counts.length;
+    int[] counts = this.counts;
+    long[] keySums = this.keySums;
+    int[] checkSums = this.checkSums;
+    int shift = countShift;
     IntStack stack = new IntStack(Math.min(n, 1024));
     for (int i = 0; i < n; i++) {
-      if (isPure(i)) {
+      int c = (counts[i] << shift) >> shift;
+      if (c == 1 || c == -1) {
         stack.push(i);
       }
     }
@@ -232,25 +251,38 @@ public final class Iblt {
     LongList there = new LongList(16);
     int extracted = 0;
     boolean exhausted = false;
+    int end = k * sub;
     while (stack.size() > 0) {
       int i = stack.pop();
-      if (!isPure(i)) {
+      int sign = (counts[i] << shift) >> shift;
+      if (sign != 1 && sign != -1) {
         continue;
+      }
+      long x = keySums[i];
+      long c0 = spec.cellBase(x);
+      int chk = (int) c0 & checkMask;
+      if (checkSums[i] != chk) {
+        continue;
+      }
+      int j = i / sub;
+      int off = j * sub;
+      if (off + slot(HashSpec.mix13(c0 + (j + 1) * HashSpec.GAMMA)) != i) {
+        continue; // the key sum of a mixed cell that happens to pass the count and check tests
       }
       if (++extracted > n) {
         exhausted = true; // more elements than cells: hostile or corrupt input
         break;
       }
-      long x = keySums[i];
-      int sign = layout.normalizeCount(counts[i]);
       (sign > 0 ? here : there).add(x);
-      int chk = check(x);
-      for (int j = 0; j < k; j++) {
-        int c = index(x, j);
-        counts[c] = layout.normalizeCount(counts[c] - sign);
+      long s = c0;
+      for (off = 0; off < end; off += sub) {
+        s += HashSpec.GAMMA;
+        int c = off + slot(HashSpec.mix13(s));
+        int left = ((counts[c] - sign) << shift) >> shift;
+        counts[c] = left;
         keySums[c] ^= x;
         checkSums[c] ^= chk;
-        if (isPure(c)) {
+        if (left == 1 || left == -1) {
           stack.push(c);
         }
       }
@@ -345,24 +377,10 @@ public final class Iblt {
     return true;
   }
 
-  private boolean isPure(int i) {
-    int c = layout.normalizeCount(counts[i]);
-    if (c != 1 && c != -1) {
-      return false;
-    }
-    long x = keySums[i];
-    return checkSums[i] == check(x) && index(x, i / sub) == i;
-  }
-
-  private int check(long x) {
-    return (int) spec.checkHash(x) & checkMask;
-  }
-
-  private int index(long x, int j) {
-    long h = spec.cellHash(x, j);
-    int lo = (int) h & lowMask;
-    int hi = base == 1 ? 0 : (int) (((h >>> 32) * base) >>> 32);
-    return j * sub + ((hi << log2) | lo);
+  /** Cell of cell hash {@code h} within its subtable; {@code hi} is 0 when {@code base = 1}. */
+  private int slot(long h) {
+    int hi = (int) (((h >>> 32) * base) >>> 32);
+    return (hi << log2) | ((int) h & lowMask);
   }
 
   private void requireCompatible(Iblt other) {
