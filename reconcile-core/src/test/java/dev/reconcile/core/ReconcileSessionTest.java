@@ -84,9 +84,10 @@ class ReconcileSessionTest {
   }
 
   @Test
-  void lowEstimateDoublesOnce() {
-    // A quarter of the truth: the first table is too small, the doubled one decodes.
-    Run run = run(21, 20_000, 400, 400, 0.25, 14);
+  void lowEstimateDoubles() {
+    // A hundredth of the truth, with equal counts on both sides (no count bound): the first table
+    // is too small, a doubled one decodes.
+    Run run = run(21, 20_000, 400, 400, 0.01, 14);
     assertCorrect(run, "seed 21");
     assertThat(run.unequal()).allMatch(o -> o.path() == Path.IBLT);
     assertThat(run.unequal()).anyMatch(o -> o.attempts() >= 2);
@@ -104,8 +105,8 @@ class ReconcileSessionTest {
 
   @Test
   void differenceBeyondTheLargestTableFallsBackToDigestLists() {
-    // Largest table 3 * 2^6 = 192 cells per partition; ~1000 differences per partition cannot decode.
-    Run run = run(23, 20_000, 2000, 2000, 0.01, 6);
+    // Largest table 3 * 2^8 = 768 cells per partition; ~1000 differences per partition cannot decode.
+    Run run = run(23, 20_000, 2000, 2000, 0.01, 8);
     assertCorrect(run, "seed 23");
     assertThat(run.unequal()).allMatch(o -> o.path() == Path.FALLBACK);
     assertThat(run.i.stats().fallbacks()).isEqualTo(1 << P_LOG2);

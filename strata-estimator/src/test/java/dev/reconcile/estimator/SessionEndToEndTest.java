@@ -32,7 +32,7 @@ class SessionEndToEndTest {
   void sessionFindsTheExactSymmetricDifference(long seed, int onlyA, int onlyB) {
     StrataEstimatorFactory f = StrataEstimatorFactory.defaults();
     SketchParams params = TestSets.params(seed, PARTITIONS_LOG2, 14, f.params());
-    TestSets s = TestSets.random(seed, 20_000, onlyA, onlyB);
+    TestSets s = TestSets.random(seed, 200_000, onlyA, onlyB);
     MemorySketches a = MemorySketches.of(params, f, TestSets.partitionsOf(s.a, PARTITIONS_LOG2), s.a);
     MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, PARTITIONS_LOG2), s.b);
     ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", seed), a);
