@@ -42,15 +42,17 @@ import java.util.TreeMap;
  *                                          <-----  DigestRequest              failed at the largest
  *  DigestChunk(s) (sorted elements) ------------>  merge with own sorted elements
  *                                          <-----  MissingChunk(s) (fallback)
- *  verify elements; all partitions settled:
+ *  keep the elements own set confirms;
+ *  all partitions settled:
  *  Done ---------------------------------------->
  * </pre>
  *
  * Every frame carries the format version, the session id and a per-direction sequence number; a
  * gap, repeat or unknown version is refused. A partial decode is never reported: only a table that
- * peels to all-zero cells, whose listed elements are then checked against each side's own set,
- * settles a partition; anything else doubles the table and past the largest falls back to the
- * sorted digest list.
+ * peels to all-zero cells settles a partition; anything else doubles the table and past the largest
+ * falls back to the sorted digest list. Each side then keeps only the listed elements its own set
+ * confirms (what it lacks is absent here, what the peer lacks is present here) and counts the
+ * others as {@link SessionStats#unverified()}: a wrong decode or a concurrent write, never acted on.
  */
 public final class ReconcileSession {
   /** Which side this is. */
@@ -90,7 +92,6 @@ public final class ReconcileSession {
     int attempts;
     IbltShape lastShape;
     boolean fallback;
-    boolean reverified;
     LongList missingLocal = new LongList(16);
     LongList missingRemote = new LongList(16);
     // Responder's merge of a digest stream with its own sorted elements.
@@ -101,11 +102,6 @@ public final class ReconcileSession {
 
     Part(int partition) {
       this.partition = partition;
-    }
-
-    void clearLists() {
-      missingLocal = new LongList(16);
-      missingRemote = new LongList(16);
     }
   }
 
@@ -129,6 +125,7 @@ public final class ReconcileSession {
   private int inSeq;
   private int[] partitions;
   private String peerNodeId = "";
+  private boolean dryRun;
   private SessionFailure failure;
 
   private ReconcileSession(Role role, SessionConfig config, PartitionSketches local) {
@@ -137,6 +134,7 @@ public final class ReconcileSession {
     this.local = local;
     this.params = local.params();
     this.sessionId = config.sessionId();
+    this.dryRun = config.dryRun();
   }
 
   public static ReconcileSession initiator(SessionConfig config, PartitionSketches local) {
@@ -163,7 +161,8 @@ public final class ReconcileSession {
             .setClusterId(config.clusterId())
             .setNodeId(config.nodeId())
             .setParams(params.toProto())
-            .addModes(Mode.MODE_ESTIMATOR_IBLT);
+            .addModes(Mode.MODE_ESTIMATOR_IBLT)
+            .setDryRun(dryRun);
     if (config.partitions() != null) {
       for (int p : partitions) {
         h.addPartitions(p);
@@ -264,6 +263,21 @@ public final class ReconcileSession {
     return peerNodeId;
   }
 
+  /** True when the initiator asked for a report only (known to a responder after the Hello). */
+  public boolean dryRun() {
+    return dryRun;
+  }
+
+  /** Sequence number of the next frame this side sends; a transport continues from it after the session. */
+  public int nextOutSequence() {
+    return outSeq;
+  }
+
+  /** Sequence number expected of the peer's next frame. */
+  public int nextInSequence() {
+    return inSeq;
+  }
+
   public SessionStats stats() {
     return stats;
   }
@@ -320,6 +334,7 @@ public final class ReconcileSession {
     expectRole(Role.RESPONDER, "Hello");
     expect(State.AWAIT_HELLO, "Hello");
     peerNodeId = h.getNodeId();
+    dryRun = h.getDryRun();
     if (h.getMinVersion() > Wire.FORMAT_VERSION || h.getMaxVersion() < Wire.FORMAT_VERSION) {
       throw new ProtocolException(
           Code.VERSION,
@@ -621,26 +636,29 @@ public final class ReconcileSession {
       return;
     }
     // Verify against our own set: what we lack must be absent here, what they lack present.
-    boolean ok = true;
-    for (int i = 0; i < part.missingRemote.size() && ok; i++) {
-      ok = local.contains(part.partition, part.missingRemote.get(i));
-    }
-    for (int i = 0; i < part.missingLocal.size() && ok; i++) {
-      ok = !local.contains(part.partition, part.missingLocal.get(i));
-    }
-    if (!ok) {
-      if (part.reverified) {
-        throw new ProtocolException(
-            Code.INTERNAL, "partition " + part.partition + ": result failed verification twice");
-      }
-      part.reverified = true;
-      part.clearLists();
-      stats.decodeFailures++;
-      sendDigests(part);
-      return;
-    }
+    part.missingRemote = verified(part.partition, part.missingRemote, true);
+    part.missingLocal = verified(part.partition, part.missingLocal, false);
     settle(part, m.getFallback() || part.fallback ? PartitionOutcome.Path.FALLBACK : PartitionOutcome.Path.IBLT);
     finishIfSettled();
+  }
+
+  /**
+   * Keeps the listed elements that are present here ({@code present}) or absent here (not {@code
+   * present}); counts the others as unverified. An element fails this check when the decode was
+   * wrong (a random element is never present) or when a write changed the set during the session;
+   * either way nothing may be done with it, and the next round sees any difference that remains.
+   */
+  private LongList verified(int p, LongList list, boolean present) {
+    LongList out = new LongList(list.size());
+    for (int i = 0; i < list.size(); i++) {
+      long x = list.get(i);
+      if (local.contains(p, x) == present) {
+        out.add(x);
+      } else {
+        stats.unverified++;
+      }
+    }
+    return out;
   }
 
   private void finishIfSettled() {
@@ -684,9 +702,13 @@ public final class ReconcileSession {
     table.subtract(local.iblt(part.partition, table.shape()));
     PeelResult r = table.peel();
     // Table = I - R: onlyHere = only at the initiator (missing here), onlyThere = only here.
-    if (r.complete() && verifiedResponderSide(part.partition, r)) {
-      part.missingLocal.addAll(r.onlyHere());
-      part.missingRemote.addAll(r.onlyThere());
+    if (r.complete()) {
+      LongList here = new LongList(r.onlyHere().length);
+      here.addAll(r.onlyHere());
+      LongList there = new LongList(r.onlyThere().length);
+      there.addAll(r.onlyThere());
+      part.missingLocal = verified(part.partition, here, false);
+      part.missingRemote = verified(part.partition, there, true);
       settle(part, PartitionOutcome.Path.IBLT);
       sendResult(part);
       return;
@@ -704,31 +726,12 @@ public final class ReconcileSession {
     }
   }
 
-  private boolean verifiedResponderSide(int p, PeelResult r) {
-    for (long x : r.onlyThere()) {
-      if (!local.contains(p, x)) {
-        return false;
-      }
-    }
-    for (long x : r.onlyHere()) {
-      if (local.contains(p, x)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   private void onDigestChunk(DigestChunk c) throws ProtocolException {
     expectRole(Role.RESPONDER, "DigestChunk");
     expect(State.RECONCILING, "DigestChunk");
     Part part = part(c.getPartition(), "DigestChunk");
-    if (part.phase == Phase.WAIT_TABLE || (part.phase == Phase.SETTLED && !part.reverified)) {
-      // The initiator chose the list itself (too large a difference, or its verification failed).
-      if (part.phase == Phase.SETTLED) {
-        part.reverified = true;
-        outcomes.remove(part.partition);
-        part.clearLists();
-      }
+    if (part.phase == Phase.WAIT_TABLE) {
+      // The initiator chose the list itself: the table would not fit or would cost more.
       part.phase = Phase.COLLECT_DIGESTS;
       part.fallback = true;
       stats.fallbacks++;

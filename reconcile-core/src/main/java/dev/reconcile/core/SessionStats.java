@@ -18,6 +18,7 @@ public final class SessionStats {
   int decodeFailures;
   int doublings;
   int fallbacks;
+  int unverified;
   int turns;
   private boolean sentSinceReceive = true;
 
@@ -113,6 +114,14 @@ public final class SessionStats {
     return fallbacks;
   }
 
+  /**
+   * Listed elements this side's own set contradicted (a wrong decode, a lying peer, or a write
+   * during the session); dropped, never acted on.
+   */
+  public int unverified() {
+    return unverified;
+  }
+
   /** Times this side received after having sent: the round trips as seen from here. */
   public int turns() {
     return turns;
@@ -122,8 +131,8 @@ public final class SessionStats {
   public String toString() {
     return String.format(
         "bytes sent=%d received=%d (handshake=%d fingerprints=%d estimator=%d iblt=%d digests=%d"
-            + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d turns=%d",
+            + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d unverified=%d turns=%d",
         bytesSent, bytesReceived, handshakeBytes, fingerprintBytes, estimatorBytes, ibltBytes,
-        digestBytes, resultBytes, fastPath, decodeFailures, doublings, fallbacks, turns);
+        digestBytes, resultBytes, fastPath, decodeFailures, doublings, fallbacks, unverified, turns);
   }
 }

@@ -126,6 +126,16 @@ public final class Wire {
     return ByteString.copyFrom(out);
   }
 
+  /** Unpacks 8-byte little-endian values (trusted input: tests and tools). */
+  public static long[] unpackLongsUnchecked(ByteString s) {
+    long[] out = new long[s.size() / 8];
+    ByteBuffer b = s.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < out.length; i++) {
+      out[i] = b.getLong();
+    }
+    return out;
+  }
+
   /** Unpacks 8-byte little-endian values, refusing a length that is not a multiple of 8 or over {@code max}. */
   public static long[] unpackLongs(ByteString s, int max, String what) throws ProtocolException {
     if (s.size() % 8 != 0) {
@@ -143,7 +153,7 @@ public final class Wire {
     return out;
   }
 
-  static ByteString packFingerprints(Fingerprint[] fps) {
+  public static ByteString packFingerprints(Fingerprint[] fps) {
     byte[] out = new byte[fps.length * Fingerprint.WIRE_BYTES];
     ByteBuffer b = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
     for (Fingerprint f : fps) {
@@ -152,7 +162,7 @@ public final class Wire {
     return ByteString.copyFrom(out);
   }
 
-  static Fingerprint[] unpackFingerprints(ByteString s, int n) throws ProtocolException {
+  public static Fingerprint[] unpackFingerprints(ByteString s, int n) throws ProtocolException {
     if (s.size() != (long) n * Fingerprint.WIRE_BYTES) {
       throw new ProtocolException(
           Code.MALFORMED,

@@ -2,27 +2,413 @@ package dev.reconcile.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.core.PartitionOutcome.Path;
+import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.Refusal.Code;
 import java.util.Arrays;
+import java.util.List;
+import java.util.stream.LongStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
+/** Two sessions against each other in memory, forcing every path of the protocol. */
 class ReconcileSessionTest {
-  @Test
-  void smoke() {
-    EstimatorFactory f = ExactEstimator.factory(1.0);
-    SketchParams params = TestSets.params(7, 2, 12, f.params());
-    TestSets s = TestSets.random(1, 5000, 40, 30);
-    MemorySketches a = MemorySketches.of(params, f, TestSets.partitionsOf(s.a, 2), s.a);
-    MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, 2), s.b);
-    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 1), a);
+  private static final int P_LOG2 = 2;
+
+  record Run(ReconcileSession i, ReconcileSession r, TestSets sets) {
+    long[] missingAtInitiator() {
+      return sorted(i.outcomes().stream().flatMapToLong(o -> Arrays.stream(o.missingLocal())));
+    }
+
+    long[] missingAtResponder() {
+      return sorted(i.outcomes().stream().flatMapToLong(o -> Arrays.stream(o.missingRemote())));
+    }
+
+    List<PartitionOutcome> unequal() {
+      return i.outcomes().stream().filter(o -> o.path() != Path.FAST).toList();
+    }
+  }
+
+  static long[] sorted(LongStream s) {
+    return s.sorted().toArray();
+  }
+
+  static Run run(long seed, int common, int da, int db, double estimateFactor, int maxLog2) {
+    EstimatorFactory f = ExactEstimator.factory(estimateFactor);
+    SketchParams params = TestSets.params(seed, P_LOG2, maxLog2, f.params());
+    TestSets s = TestSets.random(seed, common, da, db);
+    MemorySketches a = MemorySketches.of(params, f, TestSets.partitionsOf(s.a, P_LOG2), s.a);
+    MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, P_LOG2), s.b);
+    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", seed), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
     SessionDriver.run(i, r);
-    assertThat(i.failure()).isEmpty();
-    assertThat(r.failure()).isEmpty();
+    return new Run(i, r, s);
+  }
+
+  static void assertCorrect(Run run, String ctx) {
+    assertListsCorrect(run, ctx);
+    assertThat(run.i.stats().unverified() + run.r.stats().unverified()).as(ctx).isZero();
+  }
+
+  static void assertListsCorrect(Run run, String ctx) {
+    assertThat(run.i.failure()).as(ctx).isEmpty();
+    assertThat(run.r.failure()).as(ctx).isEmpty();
+    assertThat(run.i.succeeded()).as(ctx).isTrue();
+    assertThat(run.r.succeeded()).as(ctx).isTrue();
+    assertThat(run.missingAtInitiator()).as(ctx).containsExactly(sorted(Arrays.stream(run.sets.onlyB)));
+    assertThat(run.missingAtResponder()).as(ctx).containsExactly(sorted(Arrays.stream(run.sets.onlyA)));
+    // Both sides agree, mirrored.
+    long[] rLocal = sorted(run.r.outcomes().stream().flatMapToLong(o -> Arrays.stream(o.missingLocal())));
+    assertThat(rLocal).as(ctx).containsExactly(run.missingAtResponder());
+  }
+
+  @Test
+  void identicalSetsTakeTheFastPathEverywhere() {
+    Run run = run(1, 10_000, 0, 0, 1.0, 12);
+    assertCorrect(run, "seed 1");
+    assertThat(run.i.outcomes()).hasSize(1 << P_LOG2).allMatch(o -> o.path() == Path.FAST);
+    assertThat(run.i.stats().fastPath()).isEqualTo(1 << P_LOG2);
+    assertThat(run.i.stats().estimatorBytes() + run.i.stats().ibltBytes()).isZero();
+    assertThat(run.i.stats().turns()).isEqualTo(2); // hello, fingerprints
+  }
+
+  @ParameterizedTest(name = "seed {0}: {2}+{3} differences")
+  @CsvSource({"11, 20000, 1, 0", "12, 20000, 0, 1", "13, 20000, 30, 20", "14, 50000, 400, 600", "15, 5000, 2000, 0"})
+  void accurateEstimateDecodesAtTheFirstTry(long seed, int common, int da, int db) {
+    Run run = run(seed, common, da, db, 1.0, 14);
+    assertCorrect(run, "seed " + seed);
+    assertThat(run.unequal()).isNotEmpty().allMatch(o -> o.path() == Path.IBLT && o.attempts() == 1);
+    assertThat(run.i.stats().doublings()).isZero();
+    assertThat(run.i.stats().fallbacks()).isZero();
+  }
+
+  @Test
+  void lowEstimateDoublesOnce() {
+    // A quarter of the truth: the first table is too small, the doubled one decodes.
+    Run run = run(21, 20_000, 400, 400, 0.25, 14);
+    assertCorrect(run, "seed 21");
+    assertThat(run.unequal()).allMatch(o -> o.path() == Path.IBLT);
+    assertThat(run.unequal()).anyMatch(o -> o.attempts() >= 2);
+    assertThat(run.i.stats().doublings()).isPositive();
+    assertThat(run.r.stats().decodeFailures()).isEqualTo(run.r.stats().doublings());
+  }
+
+  @Test
+  void farTooLowEstimateDoublesSeveralTimes() {
+    Run run = run(22, 20_000, 2000, 2000, 0.001, 14);
+    assertCorrect(run, "seed 22");
+    assertThat(run.unequal()).allMatch(o -> o.path() == Path.IBLT);
+    assertThat(run.unequal()).anyMatch(o -> o.attempts() >= 4);
+  }
+
+  @Test
+  void differenceBeyondTheLargestTableFallsBackToDigestLists() {
+    // Largest table 3 * 2^6 = 192 cells per partition; ~1000 differences per partition cannot decode.
+    Run run = run(23, 20_000, 2000, 2000, 0.01, 6);
+    assertCorrect(run, "seed 23");
+    assertThat(run.unequal()).allMatch(o -> o.path() == Path.FALLBACK);
+    assertThat(run.i.stats().fallbacks()).isEqualTo(1 << P_LOG2);
+    assertThat(run.r.stats().doublings()).isPositive(); // it tried up to the largest table first
+  }
+
+  @Test
+  void accurateLargeEstimateGoesStraightToTheDigestList() {
+    Run run = run(24, 20_000, 2000, 2000, 1.0, 6);
+    assertCorrect(run, "seed 24");
+    assertThat(run.unequal()).allMatch(o -> o.path() == Path.FALLBACK && o.attempts() == 0);
+    assertThat(run.i.stats().ibltBytes()).isZero();
+  }
+
+  @Test
+  void tinyPartitionsAreListedRatherThanSketched() {
+    // ExactEstimator claims 64 wire bytes: partitions of <= 8 elements are cheaper to list.
+    Run run = run(25, 8, 4, 3, 1.0, 12);
+    assertCorrect(run, "seed 25");
+    assertThat(run.unequal()).allMatch(o -> o.path() == Path.FALLBACK);
+    assertThat(run.i.stats().estimatorBytes()).isZero();
+  }
+
+  @Test
+  void oneSideEmpty() {
+    Run run = run(26, 0, 3000, 0, 1.0, 14);
+    assertCorrect(run, "seed 26");
+  }
+
+  @Test
+  void randomisedAgainstTheTruth() {
+    for (long seed = 100; seed < 140; seed++) {
+      java.util.SplittableRandom r = new java.util.SplittableRandom(seed);
+      int common = r.nextInt(0, 20_000);
+      int da = r.nextInt(0, 300);
+      int db = r.nextInt(0, 300);
+      double factor = new double[] {1.0, 0.3, 0.05, 3.0}[r.nextInt(4)];
+      int maxLog2 = 6 + r.nextInt(8);
+      Run run = run(seed, common, da, db, factor, maxLog2);
+      assertCorrect(
+          run,
+          "seed " + seed + " common " + common + " da " + da + " db " + db + " factor " + factor + " maxLog2 " + maxLog2);
+    }
+  }
+
+  @Test
+  void chunkedResultsAndDigestsReassemble() {
+    EstimatorFactory f = ExactEstimator.factory(1.0);
+    SketchParams params = TestSets.params(31, 0, 4, f.params());
+    TestSets s = TestSets.random(31, 3000, 500, 700);
+    MemorySketches a = MemorySketches.ofSinglePartition(params, f, s.a);
+    MemorySketches b = MemorySketches.ofSinglePartition(params, f, s.b);
+    SessionLimits small = new SessionLimits(1 << 20, 97);
+    ReconcileSession i = ReconcileSession.initiator(new SessionConfig("c", "a", 31, null, small), a);
+    ReconcileSession r = ReconcileSession.responder(new SessionConfig("c", "b", 0, null, small), b);
+    SessionDriver.run(i, r);
+    assertCorrect(new Run(i, r, s), "seed 31");
+    assertThat(i.stats().framesSent()).isGreaterThan(3700 / 97);
+  }
+
+  @Test
+  void listedElementsThatTheOwnSetContradictsAreDroppedAndCounted() {
+    // Tamper with the result in flight: claim the initiator lacks an element it has, and that the
+    // responder lacks a random element the initiator does not have. Neither may be acted on.
+    EstimatorFactory f = ExactEstimator.factory(1.0);
+    SketchParams params = TestSets.params(32, 0, 12, f.params());
+    TestSets s = TestSets.random(32, 5000, 10, 10);
+    MemorySketches a = MemorySketches.ofSinglePartition(params, f, s.a);
+    MemorySketches b = MemorySketches.ofSinglePartition(params, f, s.b);
+    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 32), a);
+    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
+    boolean[] tampered = {false};
+    SessionDriver.run(
+        i,
+        r,
+        e -> e,
+        e -> {
+          if (e.hasMissing() && !tampered[0]) {
+            tampered[0] = true;
+            var m = e.getMissing();
+            long[] atI = Wire.unpackLongsUnchecked(m.getMissingAtInitiator());
+            long[] atR = Wire.unpackLongsUnchecked(m.getMissingAtResponder());
+            long[] atI2 = Arrays.copyOf(atI, atI.length + 1);
+            atI2[atI.length] = s.a[0]; // the initiator has it
+            long[] atR2 = Arrays.copyOf(atR, atR.length + 1);
+            atR2[atR.length] = 0x1234_5678_9abc_def0L; // the initiator does not have it
+            return e.toBuilder()
+                .setMissing(
+                    m.toBuilder()
+                        .setMissingAtInitiator(Wire.packLongs(atI2, 0, atI2.length))
+                        .setMissingAtResponder(Wire.packLongs(atR2, 0, atR2.length)))
+                .build();
+          }
+          return e;
+        });
+    assertThat(tampered[0]).isTrue();
+    assertListsCorrect(new Run(i, r, s), "seed 32");
+    assertThat(i.stats().unverified()).isEqualTo(2);
+    assertThat(r.stats().unverified()).isZero();
+  }
+
+  // ------------------------------------------------------------------ refusals
+
+  static ReconcileSession[] pair(SketchParams pa, SketchParams pb, String clusterA, String clusterB) {
+    EstimatorFactory f = ExactEstimator.factory(1.0);
+    TestSets s = TestSets.random(5, 100, 1, 1);
+    MemorySketches a = MemorySketches.ofSinglePartition(pa, f, s.a);
+    MemorySketches b = MemorySketches.ofSinglePartition(pb, f, s.b);
+    return new ReconcileSession[] {
+      ReconcileSession.initiator(SessionConfig.of(clusterA, "a", 9), a),
+      ReconcileSession.responder(SessionConfig.of(clusterB, "b", 0), b)
+    };
+  }
+
+  static SketchParams params(long seed, int maxLog2) {
+    return TestSets.params(seed, 0, maxLog2, ExactEstimator.factory(1.0).params());
+  }
+
+  @Test
+  void wrongSeedIsRefusedNamingBothFingerprints() {
+    ReconcileSession[] p = pair(params(1, 8), params(2, 8), "c", "c");
+    SessionDriver.run(p[0], p[1]);
+    assertThat(p[1].failure()).get().extracting(SessionFailure::code).isEqualTo(Code.SEED);
+    assertThat(p[0].failure()).get().satisfies(f -> {
+      assertThat(f.byPeer()).isTrue();
+      assertThat(f.message())
+          .contains(HashSpec.hex(HashSpec.xxh3(1).seedFingerprint()))
+          .contains(HashSpec.hex(HashSpec.xxh3(2).seedFingerprint()));
+    });
+    assertThat(p[0].outcomes()).isEmpty();
+  }
+
+  @Test
+  void wrongClusterIsRefused() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "east", "west");
+    SessionDriver.run(p[0], p[1]);
+    assertThat(p[0].failure()).get().satisfies(f -> {
+      assertThat(f.code()).isEqualTo(Code.CLUSTER);
+      assertThat(f.message()).contains("'east'").contains("'west'");
+    });
+  }
+
+  @Test
+  void differentTableLimitsAreRefused() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 9), "c", "c");
+    SessionDriver.run(p[0], p[1]);
+    assertThat(p[0].failure()).get().satisfies(f -> {
+      assertThat(f.code()).isEqualTo(Code.PARAMS);
+      assertThat(f.message()).contains("IBLT max log2").contains("peer 8").contains("local 9");
+    });
+  }
+
+  @Test
+  void unknownFrameVersionIsRefused() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
+    SessionDriver.run(p[0], p[1], e -> e.toBuilder().setFormatVersion(2).build(), e -> e);
+    assertThat(p[1].failure()).get().satisfies(f -> {
+      assertThat(f.code()).isEqualTo(Code.VERSION);
+      assertThat(f.message()).contains("frame format version 2").contains("speaks 1");
+    });
+  }
+
+  @Test
+  void unsupportedProtocolRangeIsRefused() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
+    SessionDriver.run(
+        p[0],
+        p[1],
+        e -> e.hasHello() ? e.toBuilder().setHello(e.getHello().toBuilder().setMinVersion(2).setMaxVersion(3)).build() : e,
+        e -> e);
+    assertThat(p[0].failure()).get().extracting(SessionFailure::code).isEqualTo(Code.VERSION);
+  }
+
+  @Test
+  void replayedFrameIsRefused() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
+    Envelope[] first = new Envelope[1];
+    SessionDriver.run(
+        p[0],
+        p[1],
+        e -> {
+          if (first[0] == null) {
+            first[0] = e;
+          } else if (e.hasFingerprints()) {
+            return first[0]; // replay the Hello instead of the fingerprints
+          }
+          return e;
+        },
+        e -> e);
+    assertThat(p[1].failure()).get().satisfies(f -> {
+      assertThat(f.code()).isEqualTo(Code.MALFORMED);
+      assertThat(f.message()).contains("sequence");
+    });
+  }
+
+  @Test
+  void frameOfAnotherSessionIsRefused() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
+    SessionDriver.run(p[0], p[1], e -> e.hasFingerprints() ? e.toBuilder().setSessionId(77).build() : e, e -> e);
+    assertThat(p[1].failure()).get().extracting(SessionFailure::message).asString().contains("session 77");
+  }
+
+  @Test
+  void tamperedTableShapeIsRefusedBeforeAllocating() {
+    EstimatorFactory f = ExactEstimator.factory(1.0);
+    SketchParams params = TestSets.params(3, 0, 10, f.params());
+    TestSets s = TestSets.random(3, 5000, 50, 50);
+    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 3), MemorySketches.ofSinglePartition(params, f, s.a));
+    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
+    SessionDriver.run(
+        i,
+        r,
+        e -> {
+          if (e.hasIblt()) {
+            var t = e.getIblt().getTable().toBuilder().setShape(Wire.toProto(new IbltShape(3, 1, 26)));
+            return e.toBuilder().setIblt(e.getIblt().toBuilder().setTable(t)).build();
+          }
+          return e;
+        },
+        e -> e);
+    assertThat(r.failure()).get().satisfies(x -> {
+      assertThat(x.code()).isEqualTo(Code.LIMIT);
+      assertThat(x.message()).contains("not allowed");
+    });
+    assertThat(i.failure()).get().extracting(SessionFailure::byPeer).isEqualTo(true);
+  }
+
+  @Test
+  void unsortedDigestListIsRefused() {
+    EstimatorFactory f = ExactEstimator.factory(1.0);
+    SketchParams params = TestSets.params(4, 0, 4, f.params());
+    TestSets s = TestSets.random(4, 500, 300, 300);
+    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 4), MemorySketches.ofSinglePartition(params, f, s.a));
+    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
+    SessionDriver.run(
+        i,
+        r,
+        e -> {
+          if (e.hasDigestChunk()) {
+            long[] reversed = {5L, 4L, 3L};
+            return e.toBuilder().setDigestChunk(e.getDigestChunk().toBuilder().setElements(Wire.packLongs(reversed, 0, 3))).build();
+          }
+          return e;
+        },
+        e -> e);
+    assertThat(r.failure()).get().extracting(SessionFailure::message).asString().contains("not sorted");
+  }
+
+  @Test
+  void oversizedResultIsRefused() {
+    EstimatorFactory f = ExactEstimator.factory(1.0);
+    SketchParams params = TestSets.params(6, 0, 12, f.params());
+    TestSets s = TestSets.random(6, 500, 30, 30);
+    SessionLimits tight = new SessionLimits(10, 1 << 16);
+    ReconcileSession i = ReconcileSession.initiator(new SessionConfig("c", "a", 6, null, tight), MemorySketches.ofSinglePartition(params, f, s.a));
+    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
+    SessionDriver.run(i, r);
+    assertThat(i.failure()).get().satisfies(x -> {
+      assertThat(x.code()).isEqualTo(Code.LIMIT);
+      assertThat(x.message()).contains("cap of");
+    });
+  }
+
+  @Test
+  void messageForTheWrongRoleIsRefused() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
+    // The responder receives a HelloAck instead of a Hello.
+    SessionDriver.run(
+        p[0],
+        p[1],
+        e -> e.hasHello() ? e.toBuilder().setHelloAck(dev.reconcile.core.wire.HelloAck.getDefaultInstance()).build() : e,
+        e -> e);
+    assertThat(p[1].failure()).get().extracting(SessionFailure::message).asString().contains("HelloAck sent to the responder");
+  }
+
+  @Test
+  void droppedFrameEndsWithAnErrorNotAHang() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
+    int[] n = {0};
+    SessionDriver.run(p[0], p[1], e -> n[0]++ == 1 ? null : e, e -> e);
+    // Fingerprints dropped: nothing further moves; the driver (agent: a timeout) aborts.
+    assertThat(p[0].isFinished()).isFalse();
+    p[0].abort("peer timed out");
+    assertThat(p[0].isFinished()).isTrue();
+    assertThat(p[0].failure()).get().satisfies(x -> assertThat(x.byPeer()).isFalse());
+  }
+
+  @Test
+  void subsetOfPartitions() {
+    EstimatorFactory f = ExactEstimator.factory(1.0);
+    SketchParams params = TestSets.params(8, 3, 10, f.params());
+    TestSets s = TestSets.random(8, 10_000, 200, 200);
+    MemorySketches a = MemorySketches.of(params, f, TestSets.partitionsOf(s.a, 3), s.a);
+    MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, 3), s.b);
+    int[] subset = {1, 5, 6};
+    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 8).withPartitions(subset), a);
+    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
+    SessionDriver.run(i, r);
     assertThat(i.succeeded()).isTrue();
-    assertThat(r.succeeded()).isTrue();
-    long[] missingAtA = i.outcomes().stream().flatMapToLong(o -> Arrays.stream(o.missingLocal())).sorted().toArray();
-    long[] expected = s.onlyB.clone();
-    Arrays.sort(expected);
-    assertThat(missingAtA).containsExactly(expected);
+    assertThat(r.partitions()).containsExactly(subset);
+    assertThat(i.outcomes()).extracting(PartitionOutcome::partition).containsExactly(1, 5, 6);
+    long[] expected =
+        Arrays.stream(s.onlyB).filter(x -> Arrays.stream(subset).anyMatch(q -> q == HashSpec.partition(x, 3))).sorted().toArray();
+    assertThat(new Run(i, r, s).missingAtInitiator()).containsExactly(expected);
   }
 }

@@ -1,0 +1,90 @@
+package dev.reconcile.agent;
+
+import dev.reconcile.core.SessionStats;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** The agent's Prometheus metrics (names in docs/operations.md). */
+public final class AgentMetrics {
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  final Counter roundsOk = counter("reconcile_rounds_total", "result", "ok");
+  final Counter roundsFailed = counter("reconcile_rounds_total", "result", "failed");
+  final Counter partitionsFast = counter("reconcile_partitions_total", "path", "fast");
+  final Counter partitionsIblt = counter("reconcile_partitions_total", "path", "iblt");
+  final Counter partitionsFallback = counter("reconcile_partitions_total", "path", "fallback");
+  final Counter estimatorBytes = counter("reconcile_estimator_bytes_total");
+  final Counter ibltBytes = counter("reconcile_iblt_bytes_total");
+  final Counter digestBytes = counter("reconcile_digest_bytes_total");
+  final Counter protocolBytes = counter("reconcile_protocol_bytes_total");
+  final Counter decodeFailures = counter("reconcile_decode_failures_total");
+  final Counter doublings = counter("reconcile_doublings_total");
+  final Counter fallbacks = counter("reconcile_fallbacks_total");
+  final Counter recordsSent = counter("reconcile_records_total", "direction", "sent");
+  final Counter recordsReceived = counter("reconcile_records_total", "direction", "received");
+  final Counter recordBytesSent = counter("reconcile_record_bytes_total", "direction", "sent");
+  final Counter recordBytesReceived = counter("reconcile_record_bytes_total", "direction", "received");
+  final Counter recordsApplied = counter("reconcile_records_applied_total", "result", "applied");
+  final Counter recordsStale = counter("reconcile_records_applied_total", "result", "stale");
+  final Counter recordsDuplicate = counter("reconcile_records_applied_total", "result", "duplicate");
+  final Counter stillDiffering = counter("reconcile_partitions_still_differing_total");
+  final Timer roundDuration;
+  final Timer sessionDuration;
+  final DistributionSummary differenceSize;
+  final AtomicLong lastRebuildMillis = new AtomicLong();
+  final AtomicLong activeSessions = new AtomicLong();
+
+  public AgentMetrics() {
+    roundDuration =
+        Timer.builder("reconcile_round_duration")
+            .description("Reconciliation round, session and repair stream")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofMinutes(10))
+            .register(registry);
+    sessionDuration =
+        Timer.builder("reconcile_session_duration")
+            .description("Reconciliation session (fingerprints to decoded difference), excluding the repair stream")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofMinutes(10))
+            .register(registry);
+    differenceSize = DistributionSummary.builder("reconcile_difference_elements").register(registry);
+    registry.gauge("reconcile_sketch_rebuild_millis", lastRebuildMillis);
+    registry.gauge("reconcile_active_sessions", activeSessions);
+  }
+
+  private Counter counter(String name, String... tags) {
+    return Counter.builder(name).tags(tags).register(registry);
+  }
+
+  /** A named refusal or disconnect reason (peer misbehaviour, authentication). */
+  public void refused(String reason) {
+    counter("reconcile_peer_refusals_total", "reason", reason).increment();
+  }
+
+  void session(SessionStats s, long fast, long iblt, long fallback) {
+    partitionsFast.increment(fast);
+    partitionsIblt.increment(iblt);
+    partitionsFallback.increment(fallback);
+    estimatorBytes.increment(s.estimatorBytes());
+    ibltBytes.increment(s.ibltBytes());
+    digestBytes.increment(s.digestBytes());
+    protocolBytes.increment(s.bytesTotal());
+    decodeFailures.increment(s.decodeFailures());
+    doublings.increment(s.doublings());
+    fallbacks.increment(s.fallbacks());
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  public String scrape() {
+    return registry.scrape();
+  }
+}

@@ -1,0 +1,201 @@
+package dev.reconcile.agent;
+
+import dev.reconcile.agent.net.FrameChannel;
+import dev.reconcile.core.ReconcileSession;
+import dev.reconcile.core.SessionConfig;
+import dev.reconcile.core.Wire;
+import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.Refusal;
+import io.vertx.core.Future;
+import io.vertx.core.http.ClientAuth;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.PemTrustOptions;
+import java.security.SecureRandom;
+import java.util.BitSet;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The peer port: accepts rounds as responder, starts rounds as initiator. */
+final class PeerService {
+  private static final Logger LOG = LoggerFactory.getLogger(PeerService.class);
+  private final AgentRuntime rt;
+  private final AgentConfig config;
+  private final NetClient client;
+  private final SecureRandom random = new SecureRandom();
+  private final AtomicInteger active = new AtomicInteger();
+  private final Map<String, AtomicInteger> activeByPeer = new ConcurrentHashMap<>();
+  private final Map<String, RoundReport> lastByPeer = new ConcurrentHashMap<>();
+  private final Map<String, Future<RoundReport>> running = new ConcurrentHashMap<>();
+  private NetServer server;
+
+  PeerService(AgentRuntime rt) {
+    this.rt = rt;
+    this.config = rt.config();
+    NetClientOptions co =
+        new NetClientOptions()
+            .setConnectTimeout((int) Math.min(30_000, Math.max(1000, config.idleTimeout().toMillis())))
+            .setTcpNoDelay(true);
+    AgentConfig.Security s = config.security();
+    if (s.peerTls()) {
+      co.setSsl(true)
+          .setKeyCertOptions(new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()))
+          .setTrustOptions(new PemTrustOptions().addCertPath(s.tlsCa()))
+          .setHostnameVerificationAlgorithm("");
+    }
+    this.client = rt.vertx().createNetClient(co);
+  }
+
+  Future<Integer> listen() {
+    NetServerOptions so =
+        new NetServerOptions()
+            .setHost(config.peerListen().host())
+            .setPort(config.peerListen().port())
+            .setTcpNoDelay(true);
+    AgentConfig.Security s = config.security();
+    if (s.peerTls()) {
+      so.setSsl(true)
+          .setKeyCertOptions(new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()))
+          .setTrustOptions(new PemTrustOptions().addCertPath(s.tlsCa()))
+          .setClientAuth(ClientAuth.REQUIRED);
+    }
+    server = rt.vertx().createNetServer(so).connectHandler(this::accept);
+    return server.listen().map(NetServer::actualPort);
+  }
+
+  private void accept(NetSocket socket) {
+    String host = socket.remoteAddress() == null ? "?" : socket.remoteAddress().host();
+    String label = String.valueOf(socket.remoteAddress());
+    FrameChannel ch = new FrameChannel(socket, config.maxFrameBytes());
+    AtomicInteger perPeer = activeByPeer.computeIfAbsent(host, h -> new AtomicInteger());
+    if (active.get() >= config.maxSessions() || perPeer.get() >= config.security().maxSessionsPerPeer()) {
+      rt.metrics().refused("busy");
+      LOG.warn("refusing a round from {}: {} rounds active ({} from this peer)", label, active.get(), perPeer.get());
+      ch.send(
+              Envelope.newBuilder()
+                  .setFormatVersion(Wire.FORMAT_VERSION)
+                  .setRefusal(
+                      Refusal.newBuilder()
+                          .setCode(Refusal.Code.BUSY)
+                          .setMessage("busy: " + active.get() + " rounds active (max " + config.maxSessions()
+                              + ", " + config.security().maxSessionsPerPeer() + " per peer)"))
+                  .build())
+          .onComplete(v -> ch.close("busy"));
+      return;
+    }
+    active.incrementAndGet();
+    perPeer.incrementAndGet();
+    ReconcileSession session =
+        ReconcileSession.responder(
+            new SessionConfig(config.clusterId(), config.nodeId(), 0, null, rt.limits()), rt.store().sketches());
+    new PeerRound(rt, ch, session, label)
+        .run()
+        .onComplete(
+            r -> {
+              active.decrementAndGet();
+              perPeer.decrementAndGet();
+              lastByPeer.put("from " + label, r.result());
+            });
+  }
+
+  /** Runs a round with {@code peer} now (or joins the one running). */
+  Future<RoundReport> repair(HostPort peer, boolean dryRun) {
+    String label = peer.toString();
+    Future<RoundReport> r = running.get(label);
+    if (r != null) {
+      return r;
+    }
+    Future<RoundReport> f = startRound(peer, label, dryRun);
+    running.put(label, f);
+    f.onComplete(x -> {
+      running.remove(label, f);
+      lastByPeer.put(label, x.result());
+    });
+    return f;
+  }
+
+  private Future<RoundReport> startRound(HostPort peer, String label, boolean dryRun) {
+    if (active.get() >= config.maxSessions()) {
+      RoundReport busy = new RoundReport();
+      busy.peer = label;
+      busy.role = "initiator";
+      busy.error = "busy: " + active.get() + " rounds active (max-sessions " + config.maxSessions() + ")";
+      return Future.succeededFuture(busy);
+    }
+    active.incrementAndGet();
+    Future<RoundReport> f =
+        rt.vertx()
+            .executeBlocking(() -> rt.store().partitionsDone(label, 0), false)
+            .compose(
+                done ->
+                    client
+                        .connect(peer.port(), peer.host())
+                        .map(socket -> new Object[] {socket, done}))
+            .compose(
+                pair -> {
+                  NetSocket socket = (NetSocket) pair[0];
+                  BitSet done = (BitSet) pair[1];
+                  int[] parts = remaining(done);
+                  SessionConfig sc =
+                      new SessionConfig(config.clusterId(), config.nodeId(), random.nextLong(), parts, rt.limits())
+                          .withDryRun(dryRun);
+                  ReconcileSession session = ReconcileSession.initiator(sc, rt.store().sketches());
+                  FrameChannel ch = new FrameChannel(socket, config.maxFrameBytes());
+                  int resumed = done.cardinality();
+                  return new PeerRound(rt, ch, session, label)
+                      .run()
+                      .map(rep -> {
+                        rep.resumedFrom = parts == null ? 0 : resumed;
+                        return rep;
+                      });
+                })
+            .recover(
+                err -> {
+                  RoundReport rep = new RoundReport();
+                  rep.peer = label;
+                  rep.role = "initiator";
+                  rep.dryRun = dryRun;
+                  rep.error = "cannot reach peer " + label + ": " + err.getMessage();
+                  rt.metrics().roundsFailed.increment();
+                  LOG.warn("round to {}: {}", label, rep.error);
+                  return Future.succeededFuture(rep);
+                });
+    return f.onComplete(x -> active.decrementAndGet());
+  }
+
+  /** Partitions not yet done in an interrupted round, or null for all. */
+  private int[] remaining(BitSet done) {
+    int n = rt.store().sketches().params().partitions();
+    if (done.isEmpty() || done.cardinality() >= n) {
+      return null;
+    }
+    int[] out = new int[n - done.cardinality()];
+    int j = 0;
+    for (int p = 0; p < n; p++) {
+      if (!done.get(p)) {
+        out[j++] = p;
+      }
+    }
+    return out;
+  }
+
+  Map<String, RoundReport> lastReports() {
+    return lastByPeer;
+  }
+
+  int activeRounds() {
+    return active.get();
+  }
+
+  Future<Void> close() {
+    Future<Void> c = client.close();
+    return server == null ? c : Future.all(c, server.close()).mapEmpty();
+  }
+}

@@ -1,0 +1,145 @@
+package dev.reconcile.agent.net;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.reconcile.core.Wire;
+import dev.reconcile.core.wire.Envelope;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.parsetools.RecordParser;
+
+/**
+ * Length-prefixed protobuf frames over a Vert.x socket (see docs/wire-format.md): a 4-byte big-endian
+ * length, checked against {@code maxFrameBytes} before the body is read, then one {@link Envelope}.
+ *
+ * <p>Runs on the socket's event loop and only moves bytes: parsing a frame is bounded by the cap, and
+ * everything that touches the store or peels a table happens on worker threads in the caller.
+ * Reading can be paused ({@link #pause}) for backpressure toward the peer.
+ */
+public final class FrameChannel {
+  private final NetSocket socket;
+  private final RecordParser parser;
+  private final int maxFrameBytes;
+  private final Promise<String> closed = Promise.promise();
+  private Handler<Envelope> frameHandler = e -> {};
+  private boolean expectHeader = true;
+  private long bytesIn;
+  private long bytesOut;
+  private String closeReason;
+
+  public FrameChannel(NetSocket socket, int maxFrameBytes) {
+    this.socket = socket;
+    this.maxFrameBytes = maxFrameBytes;
+    this.parser = RecordParser.newFixed(4, socket);
+    parser.handler(this::onRecord);
+    parser.exceptionHandler(t -> close("read error: " + t.getMessage()));
+    socket.closeHandler(v -> markClosed(closeReason == null ? "peer closed the connection" : closeReason));
+    socket.exceptionHandler(t -> close("connection error: " + t.getMessage()));
+  }
+
+  /** Where decoded frames go, on the event loop, in order. */
+  public FrameChannel frameHandler(Handler<Envelope> h) {
+    this.frameHandler = h;
+    return this;
+  }
+
+  private void onRecord(Buffer b) {
+    if (closeReason != null) {
+      return;
+    }
+    if (expectHeader) {
+      long n = b.getUnsignedInt(0);
+      if (n == 0 || n > maxFrameBytes) {
+        close("frame of " + n + " bytes refused (cap " + maxFrameBytes + ")");
+        return;
+      }
+      expectHeader = false;
+      parser.fixedSizeMode((int) n);
+      return;
+    }
+    expectHeader = true;
+    parser.fixedSizeMode(4);
+    bytesIn += 4 + b.length();
+    Envelope e;
+    try {
+      e = Envelope.parseFrom(b.getBytes());
+    } catch (InvalidProtocolBufferException ex) {
+      close("malformed frame: " + ex.getMessage());
+      return;
+    }
+    frameHandler.handle(e);
+  }
+
+  /** Sends one frame; the future completes when it is written to the socket. */
+  public Future<Void> send(Envelope e) {
+    if (closeReason != null) {
+      return Future.failedFuture("channel closed: " + closeReason);
+    }
+    byte[] f = Wire.frame(e);
+    bytesOut += f.length;
+    return socket.write(Buffer.buffer(f));
+  }
+
+  public boolean writeQueueFull() {
+    return socket.writeQueueFull();
+  }
+
+  /** Calls {@code h} once the write queue has drained (at once if it is not full). */
+  public void whenWritable(Handler<Void> h) {
+    if (!socket.writeQueueFull()) {
+      h.handle(null);
+    } else {
+      socket.drainHandler(v -> {
+        socket.drainHandler(null);
+        h.handle(null);
+      });
+    }
+  }
+
+  public void pause() {
+    parser.pause();
+  }
+
+  public void resume() {
+    parser.resume();
+  }
+
+  /** Closes with a reason (logged by the owner); idempotent. */
+  public void close(String reason) {
+    if (closeReason == null) {
+      closeReason = reason;
+      socket.close();
+      markClosed(reason);
+    }
+  }
+
+  private void markClosed(String reason) {
+    if (closeReason == null) {
+      closeReason = reason;
+    }
+    closed.tryComplete(closeReason);
+  }
+
+  /** Completes with the reason when the connection ends, whoever ended it. */
+  public Future<String> closed() {
+    return closed.future();
+  }
+
+  public boolean isClosed() {
+    return closeReason != null;
+  }
+
+  public String remoteAddress() {
+    return String.valueOf(socket.remoteAddress());
+  }
+
+  public long bytesIn() {
+    return bytesIn;
+  }
+
+  public long bytesOut() {
+    return bytesOut;
+  }
+}

@@ -1,0 +1,59 @@
+package dev.reconcile.agent.store;
+
+import java.util.Arrays;
+
+/**
+ * Row keys of the {@code digests} column family (the digest index; values are empty):
+ *
+ * <pre>
+ *   partition (2 bytes, big-endian) | element (8 bytes, big-endian) | record key (rest)
+ * </pre>
+ *
+ * RocksDB's bytewise order therefore lists a partition's elements in unsigned ascending order, and
+ * two keys with the same element are two distinct rows (the key is part of the row key), so
+ * duplicates need no special case.
+ */
+final class DigestKeys {
+  static final int PREFIX = 10;
+
+  private DigestKeys() {}
+
+  static byte[] of(int partition, long element, byte[] key) {
+    byte[] out = new byte[PREFIX + key.length];
+    out[0] = (byte) (partition >>> 8);
+    out[1] = (byte) partition;
+    RecordCodec.putLong(out, 2, element);
+    System.arraycopy(key, 0, out, PREFIX, key.length);
+    return out;
+  }
+
+  static byte[] prefix(int partition, long element) {
+    byte[] out = new byte[PREFIX];
+    out[0] = (byte) (partition >>> 8);
+    out[1] = (byte) partition;
+    RecordCodec.putLong(out, 2, element);
+    return out;
+  }
+
+  /** First row key of {@code partition} (a lower bound). */
+  static byte[] partitionStart(int partition) {
+    return new byte[] {(byte) (partition >>> 8), (byte) partition};
+  }
+
+  static int partition(byte[] row) {
+    return (row[0] & 0xFF) << 8 | (row[1] & 0xFF);
+  }
+
+  static long element(byte[] row) {
+    return RecordCodec.getLong(row, 2);
+  }
+
+  static byte[] key(byte[] row) {
+    return Arrays.copyOfRange(row, PREFIX, row.length);
+  }
+
+  static boolean startsWith(byte[] row, byte[] prefix) {
+    return row.length >= prefix.length
+        && Arrays.equals(row, 0, prefix.length, prefix, 0, prefix.length);
+  }
+}

@@ -1,0 +1,148 @@
+package dev.reconcile.agent.store;
+
+import dev.reconcile.core.EstimatorFactory;
+import dev.reconcile.core.SketchParams;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How to open a {@link ReplicaStore}.
+ *
+ * @param dataDir RocksDB directory (created when missing, unless read-only)
+ * @param nodeId this replica's configured id; local writes carry {@link NodeIds#origin(String)}. May
+ *     be null only for a read-only open (the CLI inspecting a stopped agent's directory)
+ * @param params sketch parameters; hash id, seed fingerprint and partitions are pinned in the store
+ * @param estimators factory of the per-partition difference estimators (its params must equal {@code
+ *     params.estimator()})
+ * @param readOnly open with RocksDB {@code openReadOnly}: every write throws, sketches are still built
+ * @param tombstoneGrace minimum age (by the version's physical milliseconds) before a tombstone may be
+ *     purged
+ * @param clock the hybrid logical clock of local writes
+ * @param maintainSketches false keeps only records and digest index (benchmark baseline only: {@link
+ *     ReplicaStore#sketches()} then throws)
+ * @param syncWrites fsync the WAL on every write batch (RocksDB {@code WriteOptions.setSync})
+ * @param rebuildThreads scanner threads for the sketch rebuild at open (each takes a contiguous range
+ *     of partitions)
+ */
+public record StoreOptions(
+    Path dataDir,
+    String nodeId,
+    SketchParams params,
+    EstimatorFactory estimators,
+    boolean readOnly,
+    Duration tombstoneGrace,
+    HybridClock clock,
+    boolean maintainSketches,
+    boolean syncWrites,
+    int rebuildThreads) {
+
+  public StoreOptions {
+    Objects.requireNonNull(dataDir, "dataDir");
+    Objects.requireNonNull(params, "params");
+    Objects.requireNonNull(estimators, "estimators");
+    Objects.requireNonNull(tombstoneGrace, "tombstoneGrace");
+    Objects.requireNonNull(clock, "clock");
+    if (nodeId == null && !readOnly) {
+      throw new IllegalArgumentException("a writable store needs a node id");
+    }
+    if (tombstoneGrace.isNegative()) {
+      throw new IllegalArgumentException("tombstone grace " + tombstoneGrace + " is negative");
+    }
+    if (rebuildThreads < 1) {
+      throw new IllegalArgumentException("rebuild threads " + rebuildThreads + " < 1");
+    }
+    if (!estimators.params().equals(params.estimator())) {
+      throw new IllegalArgumentException(
+          "estimator factory params {"
+              + estimators.params().toString().replace('\n', ' ').trim()
+              + "} differ from sketch params estimator {"
+              + params.estimator().toString().replace('\n', ' ').trim()
+              + "}");
+    }
+  }
+
+  public static Builder builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
+    return new Builder(dataDir, params, estimators);
+  }
+
+  public Builder toBuilder() {
+    return new Builder(dataDir, params, estimators)
+        .nodeId(nodeId)
+        .readOnly(readOnly)
+        .tombstoneGrace(tombstoneGrace)
+        .clock(clock)
+        .maintainSketches(maintainSketches)
+        .syncWrites(syncWrites)
+        .rebuildThreads(rebuildThreads);
+  }
+
+  /** Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads. */
+  public static final class Builder {
+    private final Path dataDir;
+    private final SketchParams params;
+    private final EstimatorFactory estimators;
+    private String nodeId;
+    private boolean readOnly;
+    private Duration tombstoneGrace = Duration.ofDays(7);
+    private HybridClock clock;
+    private boolean maintainSketches = true;
+    private boolean syncWrites;
+    private int rebuildThreads = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
+
+    private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
+      this.dataDir = dataDir;
+      this.params = params;
+      this.estimators = estimators;
+    }
+
+    public Builder nodeId(String v) {
+      nodeId = v;
+      return this;
+    }
+
+    public Builder readOnly(boolean v) {
+      readOnly = v;
+      return this;
+    }
+
+    public Builder tombstoneGrace(Duration v) {
+      tombstoneGrace = v;
+      return this;
+    }
+
+    public Builder clock(HybridClock v) {
+      clock = v;
+      return this;
+    }
+
+    public Builder maintainSketches(boolean v) {
+      maintainSketches = v;
+      return this;
+    }
+
+    public Builder syncWrites(boolean v) {
+      syncWrites = v;
+      return this;
+    }
+
+    public Builder rebuildThreads(int v) {
+      rebuildThreads = v;
+      return this;
+    }
+
+    public StoreOptions build() {
+      return new StoreOptions(
+          dataDir,
+          nodeId,
+          params,
+          estimators,
+          readOnly,
+          tombstoneGrace,
+          clock == null ? HybridClock.system() : clock,
+          maintainSketches,
+          syncWrites,
+          rebuildThreads);
+    }
+  }
+}

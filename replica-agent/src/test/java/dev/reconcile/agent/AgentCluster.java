@@ -1,0 +1,100 @@
+package dev.reconcile.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.reconcile.agent.store.Record;
+import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.core.EstimatorFactory;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/** Agents in one JVM on loopback, for tests. */
+final class AgentCluster implements AutoCloseable {
+  final List<ReplicaAgent> agents = new ArrayList<>();
+  private final Path dir;
+
+  AgentCluster(Path dir) {
+    this.dir = dir;
+  }
+
+  static Map<String, String> baseConfig(String node, Path dir) {
+    Map<String, String> m = new HashMap<>();
+    m.put("node-id", node);
+    m.put("cluster-id", "test");
+    m.put("data", dir.resolve(node).toString());
+    m.put("peer-listen", "127.0.0.1:0");
+    m.put("http-listen", "127.0.0.1:0");
+    m.put("repair-interval", "0");
+    m.put("purge-interval", "0");
+    m.put("hash-seed", "test-seed");
+    m.put("partitions-log2", "3");
+    m.put("iblt-max-log2", "12");
+    m.put("idle-timeout", "10s");
+    return m;
+  }
+
+  ReplicaAgent start(String node, Map<String, String> overrides) throws Exception {
+    return start(node, overrides, null);
+  }
+
+  ReplicaAgent start(String node, Map<String, String> overrides, EstimatorFactory estimators) throws Exception {
+    Map<String, String> m = baseConfig(node, dir);
+    m.putAll(overrides);
+    AgentConfig c = AgentConfig.fromMap(m);
+    ReplicaAgent a = estimators == null ? ReplicaAgent.start(c) : ReplicaAgent.start(c, estimators);
+    agents.add(a);
+    return a;
+  }
+
+  static HostPort peerOf(ReplicaAgent a) {
+    return new HostPort("127.0.0.1", a.peerPort());
+  }
+
+  static RoundReport repair(ReplicaAgent from, ReplicaAgent to) throws Exception {
+    return repair(from, to, false);
+  }
+
+  static RoundReport repair(ReplicaAgent from, ReplicaAgent to, boolean dryRun) throws Exception {
+    return from.repair(peerOf(to), dryRun).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+  }
+
+  /** Every record (tombstones included), by key, as a comparable map. */
+  static TreeMap<String, String> contents(ReplicaStore s) {
+    TreeMap<String, String> m = new TreeMap<>();
+    s.forEachRecord(
+        (Record r) ->
+            m.put(
+                KeyCodec.encode(r.key()),
+                (r.tombstone() ? "DEL" : KeyCodec.encode(r.value())) + "@" + Long.toUnsignedString(r.version()) + "/" + r.origin()));
+    return m;
+  }
+
+  static void assertConverged(ReplicaAgent... as) {
+    TreeMap<String, String> first = contents(as[0].store());
+    int p = as[0].store().sketches().params().partitions();
+    for (ReplicaAgent a : as) {
+      assertThat(contents(a.store())).as("records of %s", a.config().nodeId()).isEqualTo(first);
+      for (int i = 0; i < p; i++) {
+        assertThat(a.store().sketches().fingerprint(i)).isEqualTo(as[0].store().sketches().fingerprint(i));
+      }
+    }
+  }
+
+  void stop(ReplicaAgent a) {
+    a.close();
+    agents.remove(a);
+  }
+
+  @Override
+  public void close() {
+    for (ReplicaAgent a : agents) {
+      a.close();
+    }
+    agents.clear();
+  }
+}

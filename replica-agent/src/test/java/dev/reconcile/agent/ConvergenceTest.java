@@ -1,0 +1,207 @@
+package dev.reconcile.agent;
+
+import static dev.reconcile.agent.AgentCluster.assertConverged;
+import static dev.reconcile.agent.AgentCluster.contents;
+import static dev.reconcile.agent.AgentCluster.repair;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.reconcile.core.ExactEstimator;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Agents in one JVM on loopback converge after divergent writes. */
+class ConvergenceTest {
+  @TempDir Path dir;
+
+  static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  static void load(ReplicaAgent a, String prefix, int from, int to) {
+    for (int i = from; i < to; i++) {
+      a.store().put(b(prefix + i), b("value-" + i));
+    }
+  }
+
+  @Test
+  void oneSidedLossIsRepaired() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 0, 5000);
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
+      assertThat(r.recordsSent).isEqualTo(5000);
+      assertThat(r.stillDiffering).isEmpty();
+      assertConverged(a, b);
+      // A second round finds nothing: every partition takes the fast path.
+      RoundReport again = repair(b, a);
+      assertThat(again.ok).isTrue();
+      assertThat(again.fastPath).isEqualTo(8);
+      assertThat(again.recordsSent + again.recordsReceived).isZero();
+    }
+  }
+
+  @Test
+  void twoSidedDifferencesConflictsAndDeletes() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "common", 0, 20_000);
+      assertThat(repair(a, b).ok).isTrue();
+      load(a, "only-a", 0, 150);
+      load(b, "only-b", 0, 120);
+      SplittableRandom rnd = new SplittableRandom(7);
+      for (int i = 0; i < 100; i++) {
+        int k = rnd.nextInt(20_000);
+        // Conflicting versions of the same key: the later write must win on both.
+        a.store().put(b("common" + k), b("from-a-" + i));
+        b.store().put(b("common" + k), b("from-b-" + i));
+      }
+      for (int i = 0; i < 50; i++) {
+        a.store().delete(b("common" + (1000 + i)));
+      }
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
+      assertThat(r.ibltPartitions).isPositive();
+      assertConverged(a, b);
+      assertThat(a.store().get(b("common1000")).orElseThrow().tombstone()).isTrue();
+      assertThat(b.store().get(b("only-a3"))).isPresent();
+      assertThat(a.store().get(b("only-b3"))).isPresent();
+    }
+  }
+
+  @Test
+  void threeAgentsInARingConverge() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of());
+      ReplicaAgent x = c.start("c", Map.of());
+      load(a, "a", 0, 800);
+      load(b, "b", 0, 700);
+      load(x, "c", 0, 600);
+      assertThat(repair(a, b).ok).isTrue();
+      assertThat(repair(b, x).ok).isTrue();
+      assertThat(repair(x, a).ok).isTrue();
+      assertThat(repair(a, b).ok).isTrue();
+      assertConverged(a, b, x);
+      assertThat(contents(a.store())).hasSize(2100);
+    }
+  }
+
+  @Test
+  void writesContinuingDuringRepairAreSettledByTheNextRound() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", Map.of("batch-records", "100", "rate-limit", "2MiB"));
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 0, 20_000);
+      AtomicBoolean stop = new AtomicBoolean();
+      Thread writer =
+          new Thread(
+              () -> {
+                int i = 0;
+                while (!stop.get()) {
+                  (i % 2 == 0 ? a : b).store().put(b("live" + (i % 500)), b("v" + i));
+                  i++;
+                }
+              });
+      writer.start();
+      RoundReport r;
+      try {
+        r = repair(a, b);
+      } finally {
+        stop.set(true);
+        writer.join();
+      }
+      assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
+      RoundReport r2 = repair(a, b);
+      assertThat(r2.ok).isTrue();
+      assertConverged(a, b);
+    }
+  }
+
+  @Test
+  void dryRunMovesNothing() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 0, 300);
+      load(b, "j", 0, 200);
+      RoundReport r = repair(a, b, true);
+      assertThat(r.ok).isTrue();
+      assertThat(r.missingRemote).isEqualTo(300);
+      assertThat(r.missingLocal).isEqualTo(200);
+      assertThat(r.toJson().getLong("wouldSend")).isEqualTo(300);
+      assertThat(r.recordsSent + r.recordsReceived).isZero();
+      assertThat(contents(b.store())).hasSize(200);
+    }
+  }
+
+  @Test
+  void lowEstimatesDoubleTheTableAgainstRealAgents() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      var low = ExactEstimator.factory(0.05);
+      ReplicaAgent a = c.start("a", Map.of(), low);
+      ReplicaAgent b = c.start("b", Map.of(), low);
+      load(a, "k", 0, 3000);
+      load(b, "k", 0, 2000);
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
+      assertThat(r.stats.doublings()).isPositive();
+      assertThat(r.fallbackPartitions).isZero();
+      assertConverged(a, b);
+    }
+  }
+
+  @Test
+  void differenceBeyondTheLargestTableFallsBackAgainstRealAgents() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      Map<String, String> small = Map.of("iblt-max-log2", "4");
+      var low = ExactEstimator.factory(0.001);
+      ReplicaAgent a = c.start("a", small, low);
+      ReplicaAgent b = c.start("b", small, low);
+      load(a, "k", 0, 6000);
+      load(b, "j", 0, 1000);
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
+      assertThat(r.fallbackPartitions).isEqualTo(8);
+      assertThat(r.stats.doublings()).isPositive();
+      assertConverged(a, b);
+    }
+  }
+
+  @Test
+  void interruptedRoundResumesAndLosesNothing() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      // Slow stream: ~20 records per 100 ms batch so the responder can be stopped mid-stream.
+      ReplicaAgent a = c.start("a", Map.of("batch-records", "50", "rate-limit", "32KiB", "idle-timeout", "2s"));
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 0, 4000);
+      var round = a.repair(AgentCluster.peerOf(b), false);
+      Thread.sleep(1500);
+      Path bData = b.config().dataDir();
+      int bPort = b.peerPort();
+      c.stop(b); // kill the receiver mid-stream
+      RoundReport broken = round.toCompletionStage().toCompletableFuture().get();
+      assertThat(broken.ok).isFalse();
+      int partial = contents(a.store()).size();
+      assertThat(partial).isEqualTo(4000);
+      // Same address: progress is kept per peer address.
+      ReplicaAgent b2 = c.start("b", Map.of("data", bData.toString(), "peer-listen", "127.0.0.1:" + bPort));
+      int before = contents(b2.store()).size();
+      assertThat(before).as("some records arrived before the stop").isBetween(1, 3999);
+      RoundReport resumed = repair(a, b2);
+      assertThat(resumed.ok).as(String.valueOf(resumed.error)).isTrue();
+      assertThat(resumed.resumedFrom).as("partitions finished before the stop").isPositive();
+      RoundReport full = repair(a, b2);
+      assertThat(full.ok).isTrue();
+      assertConverged(a, b2);
+      assertThat(contents(b2.store())).hasSize(4000);
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package dev.reconcile.agent.store;
+
+import dev.reconcile.core.ElementCursor;
+import dev.reconcile.core.EstimatorFactory;
+import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.SketchParams;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Shared set-up of the store tests. */
+final class Fixtures {
+  static final long SEED = 0x5eed_0001L;
+  static final EstimatorFactory ESTIMATORS = LinearTestEstimator.factory();
+
+  private Fixtures() {}
+
+  static SketchParams params(int partitionsLog2, int maxLog2) {
+    return new SketchParams(HashSpec.xxh3(SEED), partitionsLog2, 3, maxLog2, ESTIMATORS.params());
+  }
+
+  /** A manual millisecond source starting at {@code start}. */
+  static AtomicLong manualMillis(long start) {
+    return new AtomicLong(start);
+  }
+
+  static StoreOptions.Builder options(Path dir, String node, SketchParams params, AtomicLong millis) {
+    return StoreOptions.builder(dir, params, ESTIMATORS)
+        .nodeId(node)
+        .clock(new HybridClock(millis::get))
+        .rebuildThreads(2);
+  }
+
+  static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  static long[] drain(ElementCursor c) {
+    List<Long> out = new ArrayList<>();
+    try (c) {
+      while (c.next()) {
+        out.add(c.element());
+      }
+    }
+    long[] a = new long[out.size()];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = out.get(i);
+    }
+    return a;
+  }
+}

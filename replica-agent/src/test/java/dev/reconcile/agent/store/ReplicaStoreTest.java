@@ -1,0 +1,594 @@
+package dev.reconcile.agent.store;
+
+import static dev.reconcile.agent.store.Fixtures.bytes;
+import static dev.reconcile.agent.store.Fixtures.drain;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.reconcile.core.ElementCursor;
+import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.Iblt;
+import dev.reconcile.core.IbltShape;
+import dev.reconcile.core.MemorySketches;
+import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.SketchParams;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.DBOptions;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+
+class ReplicaStoreTest {
+  private static final SketchParams PARAMS = Fixtures.params(2, 6);
+  private static final int SCALE = Integer.getInteger("reconcile.trials.scale", 1);
+
+  @TempDir Path dir;
+
+  private ReplicaStore open(AtomicLong ms) {
+    return ReplicaStore.open(
+        Fixtures.options(dir, "node-a", PARAMS, ms).tombstoneGrace(Duration.ofMillis(50)).build());
+  }
+
+  @Test
+  void putGetDeleteWithIncreasingVersions() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      long v1 = s.put(bytes("k"), bytes("v1"));
+      long v2 = s.put(bytes("k"), bytes("v2"));
+      assertThat(v2).isGreaterThan(v1);
+      assertThat(s.get(bytes("k")))
+          .contains(Record.of(bytes("k"), bytes("v2"), v2, NodeIds.origin("node-a")));
+      long v3 = s.delete(bytes("k"));
+      assertThat(v3).isGreaterThan(v2);
+      assertThat(s.get(bytes("k"))).contains(Record.tombstone(bytes("k"), v3, s.origin()));
+      assertThat(s.get(bytes("absent"))).isEmpty();
+      assertThat(s.recordCount()).isEqualTo(1);
+      assertThat(s.stats().localWrites()).isEqualTo(3);
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  @Test
+  void localWriteBeatsAnAppliedFutureVersion() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      long future = HybridClock.version(50_000, 3);
+      assertThat(s.apply(List.of(Record.of(bytes("k"), bytes("remote"), future, 42))).applied())
+          .isEqualTo(1);
+      long v = s.put(bytes("k"), bytes("local"));
+      assertThat(v).isGreaterThan(future);
+      assertThat(s.get(bytes("k")).orElseThrow().value()).isEqualTo(bytes("local"));
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {11, 12, 13})
+  void randomWorkloadKeepsSketchesEqualToARebuildAndToMemorySketches(long seed) {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      workload(s, ms, seed, 1500 * SCALE, 200);
+      SelfCheck check = s.selfCheck();
+      assertThat(check.ok()).as("seed %d: %s", seed, check).isTrue();
+      assertThat(check.records()).isEqualTo(s.recordCount());
+      assertThat(check.indexEntries()).isEqualTo(s.recordCount());
+      assertThat(check.partitions().stream().mapToLong(SelfCheck.PartitionCheck::elements).sum())
+          .isEqualTo(s.recordCount());
+      assertEqualsMemorySketches(s, "seed " + seed);
+      assertIndexAgreesWithRecords(s, "seed " + seed);
+    }
+  }
+
+  @Test
+  void reopenRebuildsTheSameSketchesAndKeepsTheClockAhead() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    List<Fingerprint> fps = new ArrayList<>();
+    List<Iblt> tables = new ArrayList<>();
+    List<byte[]> estimators = new ArrayList<>();
+    long lastVersion;
+    long count;
+    try (ReplicaStore s = open(ms)) {
+      workload(s, ms, 21, 800, 150);
+      snapshot(s.sketches(), fps, tables, estimators);
+      lastVersion = s.clock().last();
+      count = s.recordCount();
+    }
+    for (int threads = 1; threads <= 3; threads++) {
+      AtomicLong earlier = Fixtures.manualMillis(10); // wall clock went backwards meanwhile
+      try (ReplicaStore s =
+          ReplicaStore.open(
+              Fixtures.options(dir, "node-a", PARAMS, earlier).rebuildThreads(threads).build())) {
+        List<Fingerprint> fps2 = new ArrayList<>();
+        List<Iblt> tables2 = new ArrayList<>();
+        List<byte[]> est2 = new ArrayList<>();
+        snapshot(s.sketches(), fps2, tables2, est2);
+        assertThat(fps2).isEqualTo(fps);
+        for (int i = 0; i < tables.size(); i++) {
+          assertThat(tables2.get(i).sameCells(tables.get(i))).as("table %d", i).isTrue();
+          assertThat(est2.get(i)).isEqualTo(estimators.get(i));
+        }
+        assertThat(s.recordCount()).isEqualTo(count);
+        assertThat(s.stats().recordCount()).isEqualTo(count);
+        assertThat(s.stats().rebuildThreads()).isEqualTo(threads);
+        assertThat(s.clock().now()).isGreaterThan(lastVersion);
+      }
+    }
+  }
+
+  @Test
+  void reopenWithOtherParametersFailsNamingBothValues() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      s.put(bytes("k"), bytes("v"));
+    }
+    SketchParams otherPartitions = Fixtures.params(3, 6);
+    assertThatThrownBy(
+            () -> ReplicaStore.open(Fixtures.options(dir, "node-a", otherPartitions, ms).build()))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("created with partitions log2 2, opened with 3");
+    SketchParams otherSeed =
+        new SketchParams(HashSpec.xxh3(999), 2, 3, 6, Fixtures.ESTIMATORS.params());
+    assertThatThrownBy(() -> ReplicaStore.open(Fixtures.options(dir, "node-a", otherSeed, ms).build()))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining(
+            "created with seed fingerprint "
+                + HashSpec.hex(PARAMS.spec().seedFingerprint())
+                + ", opened with "
+                + HashSpec.hex(HashSpec.xxh3(999).seedFingerprint()));
+    assertThatThrownBy(() -> ReplicaStore.open(Fixtures.options(dir, "node-b", PARAMS, ms).build()))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("belongs to node id 'node-a', opened as 'node-b'");
+    // The IBLT size and estimator are not pinned: they are rebuilt at open.
+    try (ReplicaStore s =
+        ReplicaStore.open(Fixtures.options(dir, "node-a", Fixtures.params(2, 8), ms).build())) {
+      assertThat(s.selfCheck().ok()).isTrue();
+      assertThat(s.get(bytes("k"))).isPresent();
+    }
+  }
+
+  @Test
+  void digestIndexKeepsKeysThatShareAnElement() {
+    // Contrived element function that ignores the key: equal (version, origin, value) collide.
+    ReplicaStore.Hooks collide =
+        new ReplicaStore.Hooks() {
+          @Override
+          long element(HashSpec spec, long kh, long version, long origin, boolean tomb, long vh) {
+            return spec.element(0, version, origin, tomb, vh);
+          }
+        };
+    SketchParams single = Fixtures.params(0, 5);
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s =
+        ReplicaStore.open(Fixtures.options(dir, "n", single, ms).build(), collide)) {
+      long v = s.put(bytes("k1"), bytes("same"));
+      s.apply(List.of(Record.of(bytes("k2"), bytes("same"), v, s.origin())));
+      long e = single.spec().element(0, v, s.origin(), false, single.spec().valueHash(bytes("same")));
+      PartitionSketches sk = s.sketches();
+      assertThat(drain(sk.sortedElements(0))).containsExactly(e, e);
+      assertThat(sk.contains(0, e)).isTrue();
+      assertThat(s.recordsFor(0, new long[] {e}))
+          .containsExactlyInAnyOrder(
+              Record.of(bytes("k1"), bytes("same"), v, s.origin()),
+              Record.of(bytes("k2"), bytes("same"), v, s.origin()));
+      assertThat(sk.fingerprint(0).count()).isEqualTo(2);
+      assertThat(s.selfCheck().ok()).isTrue();
+      s.delete(bytes("k1"));
+      assertThat(sk.contains(0, e)).isTrue();
+      assertThat(s.recordsFor(0, new long[] {e}))
+          .containsExactly(Record.of(bytes("k2"), bytes("same"), v, s.origin()));
+      assertThat(drain(sk.sortedElements(0))).hasSize(2).containsOnlyOnce(e);
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  @Test
+  void failedApplyChangesNothingAndTheNextApplySucceeds() {
+    boolean[] fail = {false};
+    ReplicaStore.Hooks failing =
+        new ReplicaStore.Hooks() {
+          @Override
+          void beforeCommit() throws RocksDBException {
+            if (fail[0]) {
+              throw new RocksDBException("injected: IO error: No space left on device");
+            }
+          }
+        };
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s =
+        ReplicaStore.open(Fixtures.options(dir, "node-a", PARAMS, ms).build(), failing)) {
+      workload(s, ms, 31, 300, 60);
+      List<Record> before = new ArrayList<>();
+      s.forEachRecord(before::add);
+      List<Fingerprint> fps = new ArrayList<>();
+      List<Iblt> tables = new ArrayList<>();
+      List<byte[]> est = new ArrayList<>();
+      snapshot(s.sketches(), fps, tables, est);
+      long count = s.recordCount();
+
+      List<Record> batch = new ArrayList<>();
+      for (int i = 0; i < 40; i++) { // new keys and overwrites of existing ones
+        batch.add(Record.of(bytes("k" + i), bytes("repair" + i), HybridClock.version(90_000, i), 7));
+      }
+      fail[0] = true;
+      assertThatThrownBy(() -> s.apply(batch))
+          .isInstanceOf(StoreException.class)
+          .hasMessageContaining("injected: IO error: No space left on device")
+          .hasMessageContaining("store and sketches unchanged");
+      assertThatThrownBy(() -> s.put(bytes("x"), bytes("y"))).isInstanceOf(StoreException.class);
+
+      List<Record> after = new ArrayList<>();
+      s.forEachRecord(after::add);
+      assertThat(after).isEqualTo(before);
+      assertThat(s.recordCount()).isEqualTo(count);
+      List<Fingerprint> fps2 = new ArrayList<>();
+      List<Iblt> tables2 = new ArrayList<>();
+      List<byte[]> est2 = new ArrayList<>();
+      snapshot(s.sketches(), fps2, tables2, est2);
+      assertThat(fps2).isEqualTo(fps);
+      for (int i = 0; i < tables.size(); i++) {
+        assertThat(tables2.get(i).sameCells(tables.get(i))).isTrue();
+        assertThat(est2.get(i)).isEqualTo(est.get(i));
+      }
+      assertThat(s.selfCheck().ok()).isTrue();
+
+      fail[0] = false;
+      assertThat(s.apply(batch).applied()).isEqualTo(40);
+      assertThat(s.get(bytes("k3")).orElseThrow().value()).isEqualTo(bytes("repair3"));
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  @Test
+  void corruptRecordIsDetectedNeverServedOrAppliedOver() throws Exception {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      s.put(bytes("good"), bytes("fine"));
+      s.put(bytes("bad"), bytes("soon corrupt"));
+    }
+    rawUpdate(
+        dir,
+        "records",
+        bytes("bad"),
+        v -> {
+          v[RecordCodec.HEADER + 2] ^= 0x01; // one bit of the value
+          return v;
+        });
+    try (ReplicaStore s = open(ms)) {
+      assertThat(s.get(bytes("good"))).isPresent();
+      assertThatThrownBy(() -> s.get(bytes("bad")))
+          .isInstanceOf(StoreException.Corrupt.class)
+          .hasMessageContaining("corrupt record for key 0x626164: CRC32C mismatch");
+      Record incoming = Record.of(bytes("bad"), bytes("repair"), HybridClock.version(9_999, 0), 3);
+      assertThatThrownBy(() -> s.apply(List.of(incoming))).isInstanceOf(StoreException.Corrupt.class);
+      assertThatThrownBy(() -> s.forEachRecord(r -> {})).isInstanceOf(StoreException.Corrupt.class);
+      SelfCheck check = s.selfCheck();
+      assertThat(check.ok()).isFalse();
+      assertThat(check.corruptRecords()).isEqualTo(1);
+      assertThat(check.problems()).anyMatch(p -> p.contains("CRC32C mismatch"));
+    }
+    rawUpdate(
+        dir,
+        "records",
+        bytes("good"),
+        v -> {
+          v[0] = 7;
+          return v;
+        });
+    try (ReplicaStore s = open(ms)) {
+      assertThatThrownBy(() -> s.get(bytes("good")))
+          .hasMessageContaining("unknown record format 0x07 (this build reads 0x01)");
+    }
+  }
+
+  @Test
+  void recordsForSortedElementsAndContainsAgreeWithTheRecords() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      workload(s, ms, 41, 600, 120);
+      assertIndexAgreesWithRecords(s, "seed 41");
+      // an element overwritten meanwhile is skipped
+      Record r = s.get(bytes("k1")).orElseGet(() -> {
+        s.put(bytes("k1"), bytes("x"));
+        return s.get(bytes("k1")).orElseThrow();
+      });
+      HashSpec spec = PARAMS.spec();
+      long kh = spec.keyHash(r.key());
+      int p = HashSpec.partition(kh, PARAMS.partitionsLog2());
+      long old = spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value()));
+      assertThat(s.recordsFor(p, new long[] {old})).containsExactly(r);
+      s.put(bytes("k1"), bytes("newer"));
+      assertThat(s.recordsFor(p, new long[] {old})).isEmpty();
+      assertThat(s.sketches().contains(p, old)).isFalse();
+    }
+  }
+
+  @Test
+  void readOnlyOpenReadsButNeverWrites() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    List<Fingerprint> fps = new ArrayList<>();
+    try (ReplicaStore s = open(ms)) {
+      workload(s, ms, 51, 300, 80);
+      s.markPartitionDone("peer", 9, 1);
+      snapshot(s.sketches(), fps, new ArrayList<>(), new ArrayList<>());
+    }
+    StoreOptions ro =
+        StoreOptions.builder(dir, PARAMS, Fixtures.ESTIMATORS).readOnly(true).build();
+    try (ReplicaStore s = ReplicaStore.open(ro)) {
+      List<Fingerprint> fps2 = new ArrayList<>();
+      snapshot(s.sketches(), fps2, new ArrayList<>(), new ArrayList<>());
+      assertThat(fps2).isEqualTo(fps);
+      assertThat(s.selfCheck().ok()).isTrue();
+      assertThat(s.partitionsDone("peer", 9)).isEqualTo(bits(1));
+      assertThatThrownBy(() -> s.put(bytes("k"), bytes("v"))).hasMessageContaining("is open read-only");
+      assertThatThrownBy(() -> s.delete(bytes("k"))).hasMessageContaining("is open read-only");
+      assertThatThrownBy(() -> s.apply(List.of(Record.of(bytes("k"), bytes("v"), 1, 1))))
+          .hasMessageContaining("is open read-only");
+      assertThatThrownBy(() -> s.purgeTombstones(Long.MAX_VALUE)).hasMessageContaining("read-only");
+      assertThatThrownBy(() -> s.markPartitionDone("peer", 9, 2)).hasMessageContaining("read-only");
+    }
+    assertThatThrownBy(
+            () ->
+                ReplicaStore.open(
+                    StoreOptions.builder(dir.resolve("nothing"), PARAMS, Fixtures.ESTIMATORS)
+                        .readOnly(true)
+                        .build()))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("no store at");
+  }
+
+  @Test
+  void progressIsPersistedPerPeerAndRound() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      s.markPartitionDone("b", 1, 3);
+      s.markPartitionDone("b", 1, 0);
+      s.markPartitionDone("peer/with/slashes", 1, 2);
+      assertThat(s.partitionsDone("b", 1)).isEqualTo(bits(0, 3));
+      assertThat(s.partitionsDone("b", 2)).isEqualTo(bits());
+      assertThat(s.partitionsDone("peer/with/slashes", 1)).isEqualTo(bits(2));
+    }
+    try (ReplicaStore s = open(ms)) {
+      assertThat(s.partitionsDone("b", 1)).isEqualTo(bits(0, 3));
+      s.markPartitionDone("b", 2, 1); // a new round drops the old one
+      assertThat(s.partitionsDone("b", 1)).isEqualTo(bits());
+      assertThat(s.partitionsDone("b", 2)).isEqualTo(bits(1));
+      s.clearProgress("b");
+      assertThat(s.partitionsDone("b", 2)).isEqualTo(bits());
+      assertThat(s.partitionsDone("peer/with/slashes", 1)).isEqualTo(bits(2));
+      assertThatThrownBy(() -> s.markPartitionDone("b", 2, 4))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+  }
+
+  @Test
+  void purgeRemovesOnlyTombstonesOlderThanTheGrace() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      for (int i = 0; i < 30; i++) {
+        s.put(bytes("k" + i), bytes("v" + i));
+      }
+      for (int i = 0; i < 10; i++) {
+        s.delete(bytes("k" + i));
+      }
+      ms.set(1_030);
+      s.delete(bytes("k10")); // younger tombstone
+      assertThat(s.purgeTombstones(1_040)).isZero(); // all within the 50 ms grace
+      assertThat(s.purgeTombstones(1_060)).isEqualTo(10);
+      assertThat(s.recordCount()).isEqualTo(20);
+      assertThat(s.get(bytes("k0"))).isEmpty();
+      assertThat(s.get(bytes("k10")).orElseThrow().tombstone()).isTrue();
+      assertThat(s.selfCheck().ok()).isTrue();
+      assertThat(s.purgeTombstones(1_100)).isEqualTo(1);
+      assertThat(s.stats().purgedTombstones()).isEqualTo(11);
+      assertEqualsMemorySketches(s, "purge");
+    }
+  }
+
+  @Test
+  void closeReleasesOpenCursorsAndLaterCallsFailClearly() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    ReplicaStore s = open(ms);
+    s.put(bytes("a"), bytes("b"));
+    ElementCursor c = s.sketches().sortedElements(HashSpec.partition(PARAMS.spec().keyHash(bytes("a")), 2));
+    assertThat(c.next()).isTrue();
+    s.close();
+    assertThatThrownBy(c::next).isInstanceOf(StoreException.class).hasMessageContaining("closed");
+    c.close();
+    assertThatThrownBy(() -> s.get(bytes("a"))).hasMessageContaining("is closed");
+    s.close(); // idempotent
+  }
+
+  @Test
+  void withoutSketchesTheStoreStillWritesAndCounts() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s =
+        ReplicaStore.open(
+            Fixtures.options(dir, "node-a", PARAMS, ms).maintainSketches(false).build())) {
+      workload(s, ms, 61, 200, 50);
+      assertThatThrownBy(s::sketches).isInstanceOf(IllegalStateException.class);
+    }
+    try (ReplicaStore s = open(ms)) { // the index written meanwhile gives the right sketches
+      assertThat(s.selfCheck().ok()).isTrue();
+      assertEqualsMemorySketches(s, "after no-sketch writes");
+    }
+  }
+
+  // --------------------------------------------------------------------------------- helpers
+
+  /** Seeded mix of local puts/deletes, remote applies (older, newer, duplicate), bulk loads, purges. */
+  static void workload(ReplicaStore s, AtomicLong ms, long seed, int ops, int keys) {
+    Random r = new Random(seed);
+    for (int i = 0; i < ops; i++) {
+      ms.addAndGet(r.nextInt(3));
+      byte[] k = bytes("k" + r.nextInt(keys));
+      int op = r.nextInt(12);
+      if (op < 4) {
+        byte[] v = new byte[r.nextInt(20)];
+        r.nextBytes(v);
+        s.put(k, v);
+      } else if (op < 6) {
+        s.delete(k);
+      } else if (op < 9) {
+        List<Record> batch = new ArrayList<>();
+        int n = 1 + r.nextInt(20);
+        for (int j = 0; j < n; j++) {
+          byte[] key = bytes("k" + r.nextInt(keys));
+          long version = HybridClock.version(Math.max(1, ms.get() + r.nextInt(100) - 60), r.nextInt(4));
+          long origin = r.nextInt(4);
+          if (r.nextInt(5) == 0) {
+            batch.add(Record.tombstone(key, version, origin));
+          } else if (r.nextInt(6) == 0) {
+            s.get(key).ifPresent(batch::add); // a duplicate of the current record
+          } else {
+            batch.add(Record.of(key, bytes("r" + r.nextInt(5)), version, origin));
+          }
+        }
+        ApplyResult res = s.apply(batch);
+        assertThat(res.total()).as("seed %d", seed).isEqualTo(batch.size());
+      } else if (op < 10) {
+        s.purgeTombstones(ms.get());
+      } else if (op < 11) {
+        List<Record> bulk = new ArrayList<>();
+        for (int j = 0; j < 30; j++) {
+          bulk.add(Record.of(bytes("k" + r.nextInt(keys)), bytes("bulk" + j), ms.get() << 16 | j, 9));
+        }
+        s.putAll(bulk);
+      } else if (r.nextInt(10) == 0 && s.options().maintainSketches()) {
+        assertThat(s.selfCheck().ok()).as("seed %d op %d", seed, i).isTrue();
+      }
+    }
+  }
+
+  static void snapshot(PartitionSketches sk, List<Fingerprint> fps, List<Iblt> tables, List<byte[]> est) {
+    SketchParams p = sk.params();
+    for (int i = 0; i < p.partitions(); i++) {
+      fps.add(sk.fingerprint(i));
+      tables.add(sk.iblt(i, p.maxShape()));
+      tables.add(sk.iblt(i, p.maxShapeBase3()));
+      est.add(sk.estimator(i).toProto().toByteArray());
+      est.add(sk.estimator(i).toProto().toByteArray());
+    }
+  }
+
+  /** The store's sketches equal MemorySketches built from the records' elements. */
+  static void assertEqualsMemorySketches(ReplicaStore s, String ctx) {
+    SketchParams params = s.params();
+    HashSpec spec = params.spec();
+    List<Record> all = new ArrayList<>();
+    s.forEachRecord(all::add);
+    int[] parts = new int[all.size()];
+    long[] elements = new long[all.size()];
+    for (int i = 0; i < all.size(); i++) {
+      Record r = all.get(i);
+      long kh = spec.keyHash(r.key());
+      parts[i] = HashSpec.partition(kh, params.partitionsLog2());
+      elements[i] = spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value()));
+    }
+    MemorySketches m = MemorySketches.of(params, Fixtures.ESTIMATORS, parts, elements);
+    PartitionSketches sk = s.sketches();
+    List<IbltShape> shapes =
+        List.of(
+            params.maxShape(),
+            params.maxShapeBase3(),
+            new IbltShape(3, 1, 2),
+            new IbltShape(3, 3, 1),
+            new IbltShape(3, 1, 0));
+    for (int p = 0; p < params.partitions(); p++) {
+      assertThat(sk.fingerprint(p)).as("%s partition %d", ctx, p).isEqualTo(m.fingerprint(p));
+      assertThat(sk.estimator(p).toProto()).as("%s partition %d", ctx, p).isEqualTo(m.estimator(p).toProto());
+      for (IbltShape shape : shapes) {
+        assertThat(sk.iblt(p, shape).sameCells(m.iblt(p, shape)))
+            .as("%s partition %d shape %s", ctx, p, shape)
+            .isTrue();
+      }
+    }
+  }
+
+  /** recordsFor, sortedElements and contains agree with a scan of the records. */
+  static void assertIndexAgreesWithRecords(ReplicaStore s, String ctx) {
+    SketchParams params = s.params();
+    HashSpec spec = params.spec();
+    List<List<Record>> byPartition = new ArrayList<>();
+    List<List<Long>> elems = new ArrayList<>();
+    for (int p = 0; p < params.partitions(); p++) {
+      byPartition.add(new ArrayList<>());
+      elems.add(new ArrayList<>());
+    }
+    s.forEachRecord(
+        r -> {
+          long kh = spec.keyHash(r.key());
+          int p = HashSpec.partition(kh, params.partitionsLog2());
+          byPartition.get(p).add(r);
+          elems.get(p).add(spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value())));
+        });
+    Random rnd = new Random(1);
+    for (int p = 0; p < params.partitions(); p++) {
+      long[] expected = elems.get(p).stream().mapToLong(Long::longValue).toArray();
+      long[] flipped = Arrays.stream(expected).map(x -> x ^ Long.MIN_VALUE).sorted().toArray();
+      long[] sortedUnsigned = Arrays.stream(flipped).map(x -> x ^ Long.MIN_VALUE).toArray();
+      assertThat(drain(s.sketches().sortedElements(p))).as("%s partition %d", ctx, p).containsExactly(sortedUnsigned);
+      for (long e : expected) {
+        assertThat(s.sketches().contains(p, e)).as("%s partition %d", ctx, p).isTrue();
+      }
+      for (int i = 0; i < 20; i++) {
+        assertThat(s.sketches().contains(p, rnd.nextLong())).isFalse();
+      }
+      Set<Record> got = new HashSet<>(s.recordsFor(p, expected));
+      assertThat(got).as("%s partition %d", ctx, p).isEqualTo(new HashSet<>(byPartition.get(p)));
+      assertThat(s.recordsFor(p, new long[] {rnd.nextLong()})).isEmpty();
+    }
+  }
+
+  interface Mutator {
+    byte[] apply(byte[] value);
+  }
+
+  /** Rewrites one row of a stopped store with raw RocksDB (no codec): a corruption injector. */
+  static void rawUpdate(Path dir, String cf, byte[] key, Mutator m) throws RocksDBException {
+    List<byte[]> names;
+    try (Options o = new Options()) {
+      names = RocksDB.listColumnFamilies(o, dir.toString());
+    }
+    List<ColumnFamilyDescriptor> descs = new ArrayList<>();
+    for (byte[] n : names) {
+      descs.add(new ColumnFamilyDescriptor(n));
+    }
+    List<ColumnFamilyHandle> handles = new ArrayList<>();
+    try (DBOptions o = new DBOptions();
+        RocksDB db = RocksDB.open(o, dir.toString(), descs, handles)) {
+      try {
+        for (int i = 0; i < names.size(); i++) {
+          if (new String(names.get(i)).equals(cf)) {
+            byte[] v = db.get(handles.get(i), key);
+            db.put(handles.get(i), key, m.apply(v));
+          }
+        }
+      } finally {
+        handles.forEach(ColumnFamilyHandle::close);
+      }
+    }
+  }
+
+  static BitSet bits(int... set) {
+    BitSet b = new BitSet();
+    for (int i : set) {
+      b.set(i);
+    }
+    return b;
+  }
+}
