@@ -145,7 +145,7 @@ class ConvergenceTest {
   @Test
   void lowEstimatesDoubleTheTableAgainstRealAgents() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
-      var low = ExactEstimator.factory(0.05);
+      var low = ExactEstimator.factory(0.01);
       ReplicaAgent a = c.start("a", Map.of(), low);
       ReplicaAgent b = c.start("b", Map.of(), low);
       // Same keys written on both sides: every element differs but the counts are equal, so the
