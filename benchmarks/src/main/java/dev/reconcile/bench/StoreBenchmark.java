@@ -56,11 +56,11 @@ public class StoreBenchmark {
 
   static SketchParams params(int partitionsLog2, int maxLog2) {
     return new SketchParams(
-        HashSpec.xxh3(0x5eedL), partitionsLog2, 3, maxLog2, StoreBenchEstimator.factory().params());
+        HashSpec.xxh3(0x5eedL), partitionsLog2, 3, maxLog2, dev.reconcile.estimator.StrataEstimatorFactory.defaults().params());
   }
 
   static StoreOptions.Builder options(Path dir, SketchParams params) {
-    return StoreOptions.builder(dir, params, StoreBenchEstimator.factory()).nodeId("bench");
+    return StoreOptions.builder(dir, params, dev.reconcile.estimator.StrataEstimatorFactory.defaults()).nodeId("bench");
   }
 
   static byte[] key(long i) {
@@ -194,7 +194,7 @@ public class StoreBenchmark {
       big3 = new Iblt[n];
       for (int i = 0; i < n; i++) {
         fps[i] = new Fingerprint.Accumulator(p.spec());
-        ests[i] = StoreBenchEstimator.factory().create(p.spec());
+        ests[i] = dev.reconcile.estimator.StrataEstimatorFactory.defaults().create(p.spec());
         big[i] = new Iblt(p.spec(), p.maxShape(), CellLayout.WIDE);
         big3[i] = new Iblt(p.spec(), p.maxShapeBase3(), CellLayout.WIDE);
       }

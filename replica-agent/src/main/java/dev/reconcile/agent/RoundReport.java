@@ -108,6 +108,8 @@ public final class RoundReport {
               .put("decodeFailures", stats.decodeFailures())
               .put("doublings", stats.doublings())
               .put("fallbacks", stats.fallbacks())
+              .put("ibltCells", stats.ibltCells())
+              .put("unverified", stats.unverified())
               .put("roundTrips", stats.roundTrips()));
     }
     JsonArray parts = new JsonArray();
@@ -119,7 +121,7 @@ public final class RoundReport {
                 .put("path", o.path().name().toLowerCase())
                 .put("estimate", o.estimate())
                 .put("attempts", o.attempts())
-                .put("cells", o.finalShape() == null ? 0 : o.finalShape().cells())
+                .put("tableCells", o.finalShape() == null ? 0 : o.finalShape().cells())
                 .put("missingLocal", o.missingLocal().length)
                 .put("missingRemote", o.missingRemote().length));
       }
