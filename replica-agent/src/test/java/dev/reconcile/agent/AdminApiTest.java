@@ -39,6 +39,14 @@ class AdminApiTest {
     return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
   }
 
+  /** A request the JDK client refuses to send (malformed escapes), over a plain socket. */
+  static String rawStatusLine(ReplicaAgent agent, String requestLine) throws Exception {
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", agent.httpPort())) {
+      s.getOutputStream().write((requestLine + "\r\nHost: x\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      return new java.io.BufferedReader(new java.io.InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+    }
+  }
+
   static String text(HttpResponse<byte[]> r) {
     return new String(r.body(), StandardCharsets.UTF_8);
   }
@@ -68,7 +76,7 @@ class AdminApiTest {
     assertThat(call(a, "PUT", "/kv/%00%FF%2Ft", new byte[] {1, 2, 3}).statusCode()).isEqualTo(204);
     assertThat(a.store().get(key)).isPresent();
     assertThat(call(a, "GET", "/kv/" + KeyCodec.encode(key), null).body()).containsExactly(1, 2, 3);
-    assertThat(call(a, "GET", "/kv/%zz", null).statusCode()).isEqualTo(400);
+    assertThat(rawStatusLine(a, "GET /kv/%zz HTTP/1.1")).contains(" 400 ");
     assertThat(call(a, "PUT", "/kv/caf%C3%A9", "x".getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(204);
     assertThat(call(a, "GET", "/kv/caf%C3%A9", null).statusCode()).isEqualTo(200);
   }
