@@ -51,7 +51,9 @@ public record AgentConfig(
       boolean httpTls,
       String adminToken,
       String readToken,
-      int maxSessionsPerPeer) {
+      int maxSessionsPerPeer,
+      long maxSessionBytes,
+      Duration maxClockSkew) {
     public boolean peerTls() {
       return tlsCert != null;
     }
@@ -91,6 +93,8 @@ public record AgentConfig(
     d.put("admin-token", "");
     d.put("read-token", "");
     d.put("max-sessions-per-peer", "1");
+    d.put("max-session-bytes", "16GiB");
+    d.put("max-clock-skew", "1h");
     return java.util.Collections.unmodifiableMap(d);
   }
 
@@ -179,7 +183,12 @@ public record AgentConfig(
             r.bool("http-tls"),
             r.optional("admin-token"),
             r.optional("read-token"),
-            r.integer("max-sessions-per-peer", 1, 64));
+            r.integer("max-sessions-per-peer", 1, 64),
+            r.size("max-session-bytes"),
+            r.duration("max-clock-skew"));
+    if (sec.maxSessionBytes() < 64 * 1024) {
+      throw new ConfigException("max-session-bytes " + sec.maxSessionBytes() + " is below 64KiB");
+    }
     if ((sec.tlsCert() == null) != (sec.tlsKey() == null) || (sec.tlsCert() != null && sec.tlsCa() == null)) {
       throw new ConfigException("tls-cert, tls-key and tls-ca must be given together");
     }
