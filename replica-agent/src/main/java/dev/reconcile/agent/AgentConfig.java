@@ -291,7 +291,7 @@ public record AgentConfig(
           throw new ConfigException(k + " must not be negative");
         }
         return d;
-      } catch (IllegalArgumentException e) {
+      } catch (IllegalArgumentException | ArithmeticException e) {
         throw new ConfigException(k + ": " + e.getMessage());
       }
     }
@@ -311,7 +311,12 @@ public record AgentConfig(
       if (!m.matches()) {
         throw new ConfigException(k + " '" + s + "' is not a size (examples: 0, 65536, 512KiB, 16MiB, 1GB)");
       }
-      long n = Long.parseLong(m.group(1));
+      long n;
+      try {
+        n = Long.parseLong(m.group(1));
+      } catch (NumberFormatException e) {
+        throw new ConfigException(k + " '" + s + "' is too large");
+      }
       String u = m.group(2) == null ? "b" : m.group(2).toLowerCase(Locale.ROOT);
       long mult =
           switch (u) {
@@ -323,7 +328,11 @@ public record AgentConfig(
             case "g", "gib" -> 1024L * 1024 * 1024;
             default -> 1_000_000_000L;
           };
-      return Math.multiplyExact(n, mult);
+      try {
+        return Math.multiplyExact(n, mult);
+      } catch (ArithmeticException e) {
+        throw new ConfigException(k + " '" + s + "' is too large");
+      }
     }
   }
 }

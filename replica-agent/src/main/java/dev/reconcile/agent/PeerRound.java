@@ -411,6 +411,7 @@ final class PeerRound {
           List<Record> checked;
           try {
             checked = BatchCodec.read(b, cap);
+            checkPartition(b, checked);
           } catch (ProtocolException ex) {
             context.runOnContext(v -> refuse(ex));
             return;
@@ -461,6 +462,24 @@ final class PeerRound {
                 }
               });
         });
+  }
+
+  /**
+   * The partition field is outside the checksum and drives progress marks: it must be one of this
+   * round's partitions, and every record's key must hash to it.
+   */
+  private void checkPartition(RecordBatch b, List<Record> records) throws ProtocolException {
+    int p = b.getPartition();
+    if (java.util.Arrays.binarySearch(session.partitions(), p) < 0) {
+      throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " of partition " + p + ", not one of this round's");
+    }
+    dev.reconcile.core.SketchParams sp = store.sketches().params();
+    for (Record r : records) {
+      int q = dev.reconcile.core.HashSpec.partition(sp.spec().keyHash(r.key()), sp.partitionsLog2());
+      if (q != p) {
+        throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " of partition " + p + " holds a record of partition " + q);
+      }
+    }
   }
 
   /**
@@ -641,6 +660,8 @@ final class PeerRound {
   private void onClosed(String reason) {
     if (ch.violation() != null && !done.future().isComplete()) {
       rt.metrics().refused(ch.violation());
+      fail("refused the peer: " + reason, false);
+      return;
     }
     if (phase == Phase.DONE) {
       finish();

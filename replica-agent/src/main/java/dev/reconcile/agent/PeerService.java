@@ -96,7 +96,7 @@ final class PeerService {
     for (Throwable c = t.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
       b.append(" <- ").append(c.getMessage());
     }
-    return b.toString();
+    return b.length() > 300 ? b.substring(0, 300) + "..." : b.toString();
   }
 
   private FrameChannel channel(NetSocket socket) {

@@ -9,6 +9,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.parsetools.RecordParser;
+import org.slf4j.LoggerFactory;
 
 /**
  * Length-prefixed protobuf frames over a Vert.x socket (see docs/wire-format.md): a 4-byte big-endian
@@ -63,6 +64,10 @@ public final class FrameChannel {
       return;
     }
     if (expectHeader) {
+      if (b.length() != 4) {
+        violate("malformed_frame", "truncated frame header of " + b.length() + " bytes");
+        return;
+      }
       long n = b.getUnsignedInt(0);
       bytesIn += 4;
       if (n == 0 || n > maxFrameBytes) {
@@ -90,7 +95,13 @@ public final class FrameChannel {
       violate("malformed_frame", "malformed frame: " + ex.getMessage());
       return;
     }
-    frameHandler.handle(e);
+    try {
+      frameHandler.handle(e);
+    } catch (RuntimeException | LinkageError ex) {
+      // A bug in the handler must not leave the connection half-alive until a timeout.
+      LoggerFactory.getLogger(FrameChannel.class).error("frame handler failed on a {} frame", e.getBodyCase(), ex);
+      close("internal error handling a " + e.getBodyCase() + " frame: " + ex);
+    }
   }
 
   /** Sends one frame; the future completes when it is written to the socket. */
