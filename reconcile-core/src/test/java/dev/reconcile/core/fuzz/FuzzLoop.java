@@ -31,6 +31,11 @@ public final class FuzzLoop {
 
   /** Runs one input with the given seed (regression cases call this directly). */
   public static boolean one(String name, long seed, Body body) {
+    return one(name, seed, PER_INPUT, body);
+  }
+
+  /** As {@link #one(String, long, Body)} with another time bound (inputs that wait on sockets). */
+  public static boolean one(String name, long seed, Duration bound, Body body) {
     long t0 = System.nanoTime();
     boolean accepted;
     try {
@@ -40,18 +45,23 @@ public final class FuzzLoop {
           "fuzz " + name + ": seed " + seed + "L: unexpected " + t.getClass().getName() + ": " + t.getMessage(), t);
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
-    if (ms > PER_INPUT.toMillis()) {
-      throw new AssertionError("fuzz " + name + ": seed " + seed + "L took " + ms + " ms (bound " + PER_INPUT.toMillis() + " ms)");
+    if (ms > bound.toMillis()) {
+      throw new AssertionError("fuzz " + name + ": seed " + seed + "L took " + ms + " ms (bound " + bound.toMillis() + " ms)");
     }
     return accepted;
   }
 
   /** Runs {@code n} inputs; returns the number run. */
   public static long run(String name, long base, long n, Body body) {
+    return run(name, base, n, PER_INPUT, body);
+  }
+
+  /** As {@link #run(String, long, long, Body)} with another per-input time bound. */
+  public static long run(String name, long base, long n, Duration bound, Body body) {
     AtomicLong accepted = new AtomicLong();
     long t0 = System.nanoTime();
     for (long i = 0; i < n; i++) {
-      if (one(name, seed(base, i), body)) {
+      if (one(name, seed(base, i), bound, body)) {
         accepted.incrementAndGet();
       }
     }
