@@ -3,7 +3,6 @@ package dev.reconcile.agent.security;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.math.BigInteger;
-import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -141,9 +140,5 @@ final class Certs {
       w.writeObject(o);
     }
     return s.toString();
-  }
-
-  static InetAddress loopback() throws IOException {
-    return InetAddress.getByName("127.0.0.1");
   }
 }

@@ -94,6 +94,7 @@ class PeerLimitsTest {
       ReplicaAgent b = c.start("b", Map.of("max-sessions", "4", "max-sessions-per-peer", "1", "idle-timeout", "5s"));
       try (Socket first = new Socket("127.0.0.1", b.peerPort())) {
         Thread.sleep(200); // the first connection holds this peer's only session
+        assertThat(first.isConnected()).isTrue();
         try (Socket second = new Socket("127.0.0.1", b.peerPort())) {
           second.setSoTimeout(5000);
           DataInputStream in = new DataInputStream(second.getInputStream());
