@@ -317,7 +317,7 @@ public final class ReconcileSession {
     switch (e.getBodyCase()) {
       case REFUSAL -> {
         Refusal r = e.getRefusal();
-        fail(r.getCode(), "peer refused: " + r.getMessage(), false, true);
+        fail(r.getCode(), "peer refused (" + r.getCode() + "): " + Wire.peerText(r.getMessage()), false, true);
       }
       case HELLO -> onHello(e.getHello());
       case HELLO_ACK -> onHelloAck(e.getHelloAck());
@@ -352,7 +352,7 @@ public final class ReconcileSession {
   private void onHello(Hello h) throws ProtocolException {
     expectRole(Role.RESPONDER, "Hello");
     expect(State.AWAIT_HELLO, "Hello");
-    peerNodeId = h.getNodeId();
+    peerNodeId = Wire.peerText(h.getNodeId());
     dryRun = h.getDryRun();
     if (h.getMinVersion() > Wire.FORMAT_VERSION || h.getMaxVersion() < Wire.FORMAT_VERSION) {
       throw new ProtocolException(
@@ -373,10 +373,11 @@ public final class ReconcileSession {
     if (h.getPartitionsCount() == 0) {
       partitions = checkedPartitions(null);
     } else {
-      int[] req = new int[h.getPartitionsCount()];
-      if (req.length > params.partitions()) {
-        throw new ProtocolException(Code.LIMIT, req.length + " partitions requested, there are " + params.partitions());
+      if (h.getPartitionsCount() > params.partitions()) {
+        throw new ProtocolException(
+            Code.LIMIT, h.getPartitionsCount() + " partitions requested, there are " + params.partitions());
       }
+      int[] req = new int[h.getPartitionsCount()];
       for (int i = 0; i < req.length; i++) {
         req[i] = h.getPartitions(i);
       }

@@ -105,6 +105,7 @@ public final class ReplicaStore implements AutoCloseable {
   private final long origin;
   private final HybridClock clock;
   private final Hooks hooks;
+  private volatile FaultInjector faultInjector = FaultInjector.NONE;
   private final List<AutoCloseable> natives = new ArrayList<>();
   private final RocksDB db;
   private final ColumnFamilyHandle records;
@@ -650,6 +651,7 @@ public final class ReplicaStore implements AutoCloseable {
   private void commit(WriteBatch b, int records) {
     try {
       hooks.beforeCommit();
+      faultInjector.beforeWrite(records);
       db.write(writeOptions, b);
     } catch (RocksDBException e) {
       throw new StoreException(
@@ -784,6 +786,11 @@ public final class ReplicaStore implements AutoCloseable {
   /** This node's origin ({@link NodeIds#origin} of the node id; 0 for a read-only open without one). */
   public long origin() {
     return origin;
+  }
+
+  /** Installs a test-only fault injector (null removes it); see {@link FaultInjector}. */
+  public void faultInjector(FaultInjector f) {
+    faultInjector = f == null ? FaultInjector.NONE : f;
   }
 
   public HybridClock clock() {
