@@ -33,6 +33,15 @@ public interface DifferenceEstimator {
    */
   double sizingFactor();
 
+  /**
+   * True when the last {@link #estimate} counted the difference rather than extrapolating it (for a
+   * strata estimator: every stratum decoded); the session then sizes tables from it without the
+   * {@link #sizingFactor()}.
+   */
+  default boolean lastEstimateExact() {
+    return false;
+  }
+
   DifferenceEstimator copy();
 
   /** Bytes of {@link #toProto()} on the wire. */

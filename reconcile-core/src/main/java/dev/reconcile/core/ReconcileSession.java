@@ -501,12 +501,22 @@ public final class ReconcileSession {
       parts.put(p, part);
       if (role == Role.INITIATOR) {
         part.phase = Phase.WAIT_OFFER;
-      } else if (part.remoteCount >= 0 && part.remoteCount * 8 <= estimatorBytes()) {
-        // The initiator's whole list is smaller than an estimator: ask for it.
-        requestDigests(part, 1);
       } else {
         part.phase = Phase.WAIT_TABLE;
         sketched.add(part);
+      }
+    }
+    if (!sketched.isEmpty()) {
+      long remoteTotal = 0;
+      for (Part part : sketched) {
+        remoteTotal += Math.max(0, part.remoteCount);
+      }
+      if (remoteTotal * 8 <= estimatorBytes()) {
+        // The initiator's whole lists are smaller than one estimator: ask for them.
+        for (Part part : sketched) {
+          requestDigests(part, 1);
+        }
+        sketched.clear();
       }
     }
     if (!sketched.isEmpty()) {
@@ -584,7 +594,8 @@ public final class ReconcileSession {
     for (Part part : covered) {
       countBound += Math.abs(part.localCount - part.remoteCount);
     }
-    long planned = Math.max(1, Math.max((long) Math.ceil(total * sum.sizingFactor()), countBound));
+    double factor = sum.lastEstimateExact() ? 1.0 : sum.sizingFactor();
+    long planned = Math.max(1, Math.max((long) Math.ceil(total * factor), countBound));
     long room = params.maxShape().cells() / 2;
     int g = 1;
     while (g < covered.size() && Sizing.cellsFor(groupShare(planned, g)) > room) {

@@ -154,8 +154,9 @@ class ReconcileSessionTest {
 
   @Test
   void tinyPartitionsAreListedRatherThanSketched() {
-    // ExactEstimator claims 64 wire bytes: partitions of <= 8 elements are cheaper to list.
-    Run run = run(25, 8, 4, 3, 1.0, 12);
+    // ExactEstimator claims 64 wire bytes: when the initiator's unequal partitions hold <= 8
+    // elements in all, their lists are cheaper than one estimator.
+    Run run = run(25, 4, 2, 1, 1.0, 12);
     assertCorrect(run, "seed 25");
     assertThat(run.unequal()).allMatch(o -> o.path() == Path.FALLBACK);
     assertThat(run.i.stats().estimatorBytes()).isZero();

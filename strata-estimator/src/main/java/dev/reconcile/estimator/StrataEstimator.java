@@ -105,6 +105,8 @@ public final class StrataEstimator implements DifferenceEstimator {
     }
   }
 
+  private boolean lastExact;
+
   public HashSpec spec() {
     return spec;
   }
@@ -202,6 +204,7 @@ public final class StrataEstimator implements DifferenceEstimator {
 
   @Override
   public long estimate(Estimator remote) throws FormatException {
+    lastExact = false;
     ByteBuffer cells = validate(remote);
     int cellBytes = Math.toIntExact(factory.shape().cells() * CellLayout.NARROW.cellBytes());
     long decoded = 0;
@@ -216,7 +219,13 @@ public final class StrataEstimator implements DifferenceEstimator {
       }
       decoded += r.recovered();
     }
+    lastExact = true; // every stratum decoded: the difference was counted, not extrapolated
     return Math.min(decoded, MAX_ESTIMATE);
+  }
+
+  @Override
+  public boolean lastEstimateExact() {
+    return lastExact;
   }
 
   /**
