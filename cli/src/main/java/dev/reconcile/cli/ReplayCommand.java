@@ -125,8 +125,8 @@ final class ReplayCommand implements Callable<Integer> {
   private void writeResults(Path file, List<ScenarioReport> reports) throws IOException {
     StringBuilder sb = new StringBuilder();
     sb.append("# Replay results\n\n");
-    sb.append("Written by `bin/reconcile replay --mode ").append(mode).append(" --results ").append(file)
-        .append(" integration-tests/scenarios/*.yaml` on ").append(LocalDate.now()).append(" (")
+    sb.append("Written by `reconcile replay --mode ").append(mode).append(" --results ").append(file).append(" SCENARIO...` over ")
+        .append(reports.size()).append(" scenarios on ").append(LocalDate.now()).append(" (")
         .append(Runtime.getRuntime().availableProcessors()).append(" cores). Scenario format and expectations: [replay.md](replay.md).\n\n");
     sb.append("Rounds are the repair rounds the timeline and the runner started (background rounds are not counted);")
         .append(" protocol bytes are reconciliation messages both ways (handshake, fingerprints, estimator, IBLTs, digests);")
