@@ -31,6 +31,7 @@ import picocli.CommandLine.Spec;
       DemoCommand.class,
       DiffCommand.class,
       EstimateCommand.class,
+      ReplayCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class ReconcileCommand implements Callable<Integer> {

@@ -40,7 +40,9 @@ public record AgentConfig(
     int maxFrameBytes,
     Duration idleTimeout,
     Duration sessionTimeout,
-    Security security) {
+    Security security,
+    Duration clockOffset,
+    double estimatorScale) {
 
   /** TLS and authentication settings (see docs/security.md). */
   public record Security(
@@ -95,6 +97,9 @@ public record AgentConfig(
     d.put("max-sessions-per-peer", "1");
     d.put("max-session-bytes", "16GiB");
     d.put("max-clock-skew", "1h");
+    // Testing knobs (docs/replay.md): skew this replica's HLC physical clock; scale its estimates.
+    d.put("clock-offset", "0");
+    d.put("estimator-scale", "1");
     return java.util.Collections.unmodifiableMap(d);
   }
 
@@ -215,7 +220,12 @@ public record AgentConfig(
             (int) Math.min(Integer.MAX_VALUE, r.size("max-frame-bytes")),
             r.duration("idle-timeout"),
             r.duration("session-timeout"),
-            sec);
+            sec,
+            r.signedDuration("clock-offset"),
+            r.dbl("estimator-scale"));
+    if (!(c.estimatorScale() > 0 && c.estimatorScale() <= 1000)) {
+      throw new ConfigException("estimator-scale " + c.estimatorScale() + " outside (0, 1000]");
+    }
     if (c.maxFrameBytes() < 64 * 1024) {
       throw new ConfigException("max-frame-bytes " + c.maxFrameBytes() + " is below 64KiB");
     }
@@ -292,6 +302,18 @@ public record AgentConfig(
         }
         return d;
       } catch (IllegalArgumentException | ArithmeticException e) {
+        throw new ConfigException(k + ": " + e.getMessage());
+      }
+    }
+
+    /** A duration with an optional leading minus sign ({@code clock-offset: -5s}). */
+    Duration signedDuration(String k) {
+      String s = str(k);
+      boolean neg = s.startsWith("-");
+      try {
+        Duration d = Durations.parse(neg ? s.substring(1) : s);
+        return neg ? d.negated() : d;
+      } catch (IllegalArgumentException e) {
         throw new ConfigException(k + ": " + e.getMessage());
       }
     }

@@ -1,5 +1,6 @@
 package dev.reconcile.agent;
 
+import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
 import dev.reconcile.core.EstimatorFactory;
@@ -58,13 +59,16 @@ public final class ReplicaAgent implements AutoCloseable {
   }
 
   /** As {@link #start(AgentConfig)} with another estimator (tests force estimation errors with it). */
-  public static ReplicaAgent start(AgentConfig config, EstimatorFactory estimators) throws Exception {
+  public static ReplicaAgent start(AgentConfig config, EstimatorFactory given) throws Exception {
     long t0 = System.nanoTime();
+    EstimatorFactory estimators = ScaledEstimators.wrap(given, config.estimatorScale());
+    long offset = config.clockOffset().toMillis();
     ReplicaStore store =
         ReplicaStore.open(
             StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
                 .nodeId(config.nodeId())
                 .tombstoneGrace(config.tombstoneGrace())
+                .clock(offset == 0 ? HybridClock.system() : new HybridClock(() -> System.currentTimeMillis() + offset))
                 .build());
     ReplicaAgent agent = new ReplicaAgent(config, store);
     agent.metrics.lastRebuildMillis.set((System.nanoTime() - t0) / 1_000_000);

@@ -1,0 +1,182 @@
+package dev.reconcile.cli.replay;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Agents as separate OS processes ({@code java -jar reconcile.jar agent ...}), replica {@code i}
+ * on 127.0.0.{10+i}; a crash is {@code kill -9} ({@link Process#destroyForcibly()}), a pause is
+ * {@code kill -STOP}. Each agent's stderr (its log) goes to {@code LOGDIR/NAME.log}.
+ */
+public final class ProcessCluster extends HttpCluster {
+  private final Path jar;
+  private final Path logDir;
+  private final Map<String, Process> processes = new ConcurrentHashMap<>();
+
+  public ProcessCluster(Path jar, Path logDir) {
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalArgumentException("no agent jar at " + jar + " (build it: ./mvnw -B -ntp -o -pl cli -am package -DskipTests)");
+    }
+    this.jar = jar;
+    this.logDir = logDir;
+  }
+
+  /**
+   * The shaded jar: system property {@code reconcile.jar}, else the jar this code runs from, else
+   * {@code cli/target/reconcile.jar} in the working directory or one of its parents.
+   */
+  public static Path locateJar() {
+    String p = System.getProperty("reconcile.jar");
+    if (p != null && !p.isBlank()) {
+      return Path.of(p);
+    }
+    try {
+      Path self = Path.of(ProcessCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      if (Files.isRegularFile(self) && self.getFileName().toString().equals("reconcile.jar")) {
+        return self;
+      }
+    } catch (Exception e) {
+      // not from a jar
+    }
+    for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+      Path j = d.resolve("cli/target/reconcile.jar");
+      if (Files.isRegularFile(j)) {
+        return j;
+      }
+    }
+    return Path.of("cli/target/reconcile.jar");
+  }
+
+  @Override
+  public String mode() {
+    return "process";
+  }
+
+  @Override
+  public String bindHost(int index) {
+    return "127.0.0." + (10 + index);
+  }
+
+  @Override
+  protected Endpoint launch(String name, int index, Map<String, String> config) throws Exception {
+    Files.createDirectories(logDir);
+    Path log = logDir.resolve(name + ".log");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx256m");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-jar");
+    cmd.add(jar.toString());
+    cmd.addAll(agentArgs(config));
+    Process p =
+        new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    CompletableFuture<Endpoint> ready = new CompletableFuture<>();
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                  Endpoint e = parseListening(line);
+                  if (e != null) {
+                    ready.complete(e);
+                  }
+                }
+              } catch (IOException e) {
+                // process gone
+              }
+              ready.completeExceptionally(new IllegalStateException("agent " + name + " exited before listening (exit " + exitOf(p) + "); log: " + tail(log)));
+            },
+            "agent-" + name + "-stdout");
+    reader.setDaemon(true);
+    reader.start();
+    try {
+      Endpoint e = ready.get(90, TimeUnit.SECONDS);
+      processes.put(name, p);
+      return e;
+    } catch (TimeoutException e) {
+      p.destroyForcibly();
+      throw new IllegalStateException("agent " + name + " did not listen within 90 s; log: " + tail(log));
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw (Exception) e.getCause();
+    }
+  }
+
+  private static String exitOf(Process p) {
+    try {
+      return p.waitFor(2, TimeUnit.SECONDS) ? String.valueOf(p.exitValue()) : "still running";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "?";
+    }
+  }
+
+  private static String tail(Path log) {
+    try {
+      List<String> l = Files.readAllLines(log, StandardCharsets.UTF_8);
+      return String.join(" | ", l.subList(Math.max(0, l.size() - 5), l.size()));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  @Override
+  protected void kill(String name) throws Exception {
+    Process p = processes.remove(name);
+    if (p != null) {
+      p.destroyForcibly();
+      p.waitFor(20, TimeUnit.SECONDS);
+    }
+  }
+
+  @Override
+  protected void stop(String name) throws Exception {
+    Process p = processes.remove(name);
+    if (p != null) {
+      p.destroy();
+      if (!p.waitFor(20, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  private void signal(String name, String sig) throws Exception {
+    Process p = processes.get(name);
+    if (p == null) {
+      throw new IllegalStateException("replica " + name + " is down");
+    }
+    int rc = new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start().waitFor();
+    if (rc != 0) {
+      throw new IllegalStateException("kill -" + sig + " " + p.pid() + " failed with " + rc);
+    }
+  }
+
+  @Override
+  public boolean pause(String name) throws Exception {
+    signal(name, "STOP");
+    return true;
+  }
+
+  @Override
+  public void resume(String name) throws Exception {
+    signal(name, "CONT");
+  }
+
+  @Override
+  public void close() {
+    super.close();
+  }
+}
