@@ -204,6 +204,13 @@ public final class ReconcileSession {
             "frame format version " + e.getFormatVersion() + ", this peer speaks "
                 + Wire.FORMAT_VERSION);
       }
+      if (e.hasRefusal() && state != State.AWAIT_HELLO) {
+        // A refusal ends the session whatever its numbering: a busy responder refuses before it
+        // has read the Hello, so it cannot know the session id.
+        Refusal r = e.getRefusal();
+        fail(r.getCode(), "peer refused (" + r.getCode() + "): " + Wire.peerText(r.getMessage()), false, true);
+        return;
+      }
       if (e.getSequence() != inSeq) {
         throw new ProtocolException(
             Code.MALFORMED,

@@ -335,6 +335,25 @@ class ReconcileSessionTest {
   }
 
   @Test
+  void busyRefusalBeforeTheHelloWasReadEndsTheSessionWithTheRefusal() {
+    ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
+    p[0].start();
+    assertThat(p[0].poll().hasHello()).isTrue();
+    // A busy responder refuses without having read the Hello: session id 0, its own sequence 0.
+    p[0].receive(
+        Envelope.newBuilder()
+            .setFormatVersion(1)
+            .setRefusal(dev.reconcile.core.wire.Refusal.newBuilder().setCode(Code.BUSY).setMessage("busy: 1 rounds active"))
+            .build());
+    assertThat(p[0].failure()).get().satisfies(f -> {
+      assertThat(f.code()).isEqualTo(Code.BUSY);
+      assertThat(f.byPeer()).isTrue();
+      assertThat(f.message()).contains("peer refused (BUSY): busy");
+    });
+    assertThat(p[0].poll()).as("nothing is sent back to a refusal").isNull();
+  }
+
+  @Test
   void frameOfAnotherSessionIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
     SessionDriver.run(p[0], p[1], e -> e.hasFingerprints() ? e.toBuilder().setSessionId(77).build() : e, e -> e);
