@@ -31,6 +31,7 @@ import picocli.CommandLine.Spec;
       DemoCommand.class,
       DiffCommand.class,
       EstimateCommand.class,
+      BenchCommand.class, RepairCommand.class, StatusCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class ReconcileCommand implements Callable<Integer> {
