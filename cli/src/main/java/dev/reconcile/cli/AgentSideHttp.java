@@ -93,6 +93,18 @@ final class AgentSideHttp {
     return r.body();
   }
 
+  /** A GET answered with a binary body (status 200). */
+  byte[] getBytes(String path, Duration timeout) {
+    HttpResponse<byte[]> r = send(request(path, timeout).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+    if (r.statusCode() == 401 || r.statusCode() == 403) {
+      throw new CliException(label + ": " + path + " refused (" + r.statusCode() + errorOf(new String(r.body(), StandardCharsets.UTF_8)) + "); pass --token");
+    }
+    if (r.statusCode() != 200) {
+      throw new CliException(label + ": GET " + path + " answered " + r.statusCode() + errorOf(new String(r.body(), StandardCharsets.UTF_8)));
+    }
+    return r.body();
+  }
+
   /** A POST of a binary body answered with a binary body (status 200), as a byte array. */
   byte[] postBytes(String path, byte[] body, Duration timeout) {
     HttpResponse<byte[]> r =

@@ -51,6 +51,8 @@ class BenchCommandTest {
         // estimator): far less than both whole lists; three round trips (hello, fingerprints, list).
         assertThat(bytes).as("row %s", row).isLessThan(8.0 * 2000);
         assertThat(Double.parseDouble(row.get("round_trips_median"))).isBetween(2.0, 4.0);
+        assertThat(Double.parseDouble(row.get("target_bytes"))).isEqualTo(48.0 * d + Double.parseDouble(row.get("estimator_bytes_median")));
+        assertThat(row.get("meets_target")).isIn("true", "false");
       }
     }
     List<Map<String, String>> latency = csv(out.resolve("latency-summary.csv"));
@@ -81,7 +83,7 @@ class BenchCommandTest {
     List<String> lines = Files.readAllLines(p);
     String[] header = lines.get(0).split(",");
     return lines.stream().skip(1).map(l -> {
-      String[] v = l.split(",");
+      String[] v = l.split(",", -1);
       Map<String, String> m = new HashMap<>();
       for (int i = 0; i < header.length; i++) {
         m.put(header[i], v[i]);

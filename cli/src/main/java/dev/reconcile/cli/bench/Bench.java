@@ -86,14 +86,15 @@ public final class Bench {
   public static String describe(Result r) {
     StringBuilder b = new StringBuilder();
     if (!r.protocol().isEmpty()) {
-      b.append(String.format(Locale.ROOT, "%-10s %-9s %-15s %12s %9s %9s %6s %10s %9s%n", "n", "d", "mode", "bytes", "bytes/d", "/(8d)", "RTT", "first-try", "fallback"));
+      b.append(String.format(Locale.ROOT, "%-10s %-9s %-15s %12s %9s %9s %6s %10s %9s %7s%n", "n", "d", "mode", "bytes", "bytes/d", "/(8d)", "RTT", "first-try", "fallback", "target"));
       for (ProtocolBench.Summary s : r.protocol()) {
         b.append(
             String.format(
-                Locale.ROOT, "%-10d %-9d %-15s %12.0f %9.1f %9.2f %6.0f %10s %9d%n",
+                Locale.ROOT, "%-10d %-9d %-15s %12.0f %9.1f %9.2f %6.0f %10s %9d %7s%n",
                 s.n(), s.d(), s.mode(), s.bytesMedian(), s.bytesPerD(), s.ratioTo8d(), s.roundTripsMedian(),
                 s.tabledPartitions() == 0 ? "-" : s.firstTry() + "/" + s.tabledPartitions(),
-                s.fallbacksAfterFailure()));
+                s.fallbacksAfterFailure(),
+                Double.isNaN(s.targetBytes()) ? "" : s.meetsTarget() ? "met" : "MISSED"));
       }
     }
     for (AgentBench.Latency l : r.latency()) {

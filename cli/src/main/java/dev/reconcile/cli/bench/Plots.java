@@ -56,8 +56,15 @@ final class Plots {
             s.stream().mapToDouble(ProtocolBench.Summary::ratioTo8d).toArray());
       }
     }
-    addFlat(c, all, ns[ns.length - 1], "target 6x (estimator mode, + estimator)", 6);
-    addFlat(c, all, ns[ns.length - 1], "target 3x (best mode, + 1 KiB)", 3);
+    long nMax = ns[ns.length - 1];
+    List<ProtocolBench.Summary> strata = all.stream().filter(x -> x.n() == nMax && x.mode().equals("strata")).toList();
+    if (!strata.isEmpty()) {
+      double[] ds = strata.stream().mapToDouble(ProtocolBench.Summary::d).toArray();
+      XYSeries t6 = c.addSeries("target: 6 x d x 8 B + estimator", ds, strata.stream().mapToDouble(s -> s.targetBytes() / (8.0 * s.d())).toArray());
+      t6.setMarker(SeriesMarkers.NONE);
+      XYSeries t3 = c.addSeries("target: 3 x d x 8 B + 1 KiB (best mode)", ds, strata.stream().mapToDouble(s -> ProtocolBench.targetBytes(false, s.d(), 0) / (8.0 * s.d())).toArray());
+      t3.setMarker(SeriesMarkers.NONE);
+    }
     save(c, file);
   }
 
@@ -87,8 +94,8 @@ final class Plots {
   }
 
   private static XYChart chart(String title, String x, String y) {
-    XYChart c = new XYChartBuilder().width(900).height(560).title(title).xAxisTitle(x).yAxisTitle(y).build();
-    c.getStyler().setLegendPosition(LegendPosition.InsideNE).setMarkerSize(7);
+    XYChart c = new XYChartBuilder().width(900).height(640).title(title).xAxisTitle(x).yAxisTitle(y).build();
+    c.getStyler().setLegendPosition(LegendPosition.OutsideS).setMarkerSize(7);
     return c;
   }
 

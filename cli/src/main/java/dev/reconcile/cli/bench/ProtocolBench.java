@@ -53,7 +53,8 @@ public final class ProtocolBench {
       long plannedDigestLists,
       long fallbacksAfterFailure,
       long wrongResults,
-      double sessionMillisMedian) {
+      double sessionMillisMedian,
+      double estimatorBytesMedian) {
     public double bytesPerD() {
       return bytesMedian / d;
     }
@@ -63,9 +64,31 @@ public final class ProtocolBench {
       return bytesMedian / (8.0 * d);
     }
 
+    /**
+     * The architecture's target for this mode (ARCHITECTURE.md section 6): estimator mode {@code 6 x
+     * d x 8 B + the estimator}; with d known (the best case this implementation has) {@code 3 x d x
+     * 8 B + 1 KiB}; none (NaN) for the baselines.
+     */
+    public double targetBytes() {
+      return switch (mode) {
+        case "strata" -> ProtocolBench.targetBytes(true, d, estimatorBytesMedian);
+        case "oracle" -> ProtocolBench.targetBytes(false, d, 0);
+        default -> Double.NaN;
+      };
+    }
+
+    public boolean meetsTarget() {
+      return bytesMedian <= targetBytes();
+    }
+
     public double firstTryRate() {
       return tabledPartitions == 0 ? Double.NaN : (double) firstTry / tabledPartitions;
     }
+  }
+
+  /** Target bytes: estimator mode {@code 6 x d x 8 + estimator}, best mode {@code 3 x d x 8 + 1024}. */
+  public static double targetBytes(boolean estimatorMode, long d, double estimatorBytes) {
+    return estimatorMode ? 6.0 * 8 * d + estimatorBytes : 3.0 * 8 * d + 1024;
   }
 
   private static final SessionLimits LIMITS = new SessionLimits(Integer.MAX_VALUE - 8, 1 << 16);
@@ -87,7 +110,8 @@ public final class ProtocolBench {
                 out.resolve("protocol-summary.csv"),
                 "n", "d", "mode", "trials", "bytes_median", "bytes_max", "bytes_per_d", "ratio_to_8d",
                 "round_trips_median", "tabled_partitions", "first_try_rate", "doublings", "decode_failures",
-                "planned_digest_lists", "fallbacks_after_failure", "wrong_results", "session_ms_median")) {
+                "planned_digest_lists", "fallbacks_after_failure", "wrong_results", "session_ms_median",
+                "estimator_bytes_median", "target_bytes", "meets_target")) {
       for (long n : c.ns()) {
         for (long d : c.ds()) {
           if (d > n) {
@@ -119,7 +143,8 @@ public final class ProtocolBench {
                 n, d, sm.mode(), sm.trials(), sm.bytesMedian(), sm.bytesMax(), sm.bytesPerD(), sm.ratioTo8d(),
                 sm.roundTripsMedian(), sm.tabledPartitions(), sm.firstTryRate(), sm.doublings(),
                 sm.decodeFailures(), sm.plannedDigestLists(), sm.fallbacksAfterFailure(), sm.wrongResults(),
-                sm.sessionMillisMedian());
+                sm.sessionMillisMedian(), sm.estimatorBytesMedian(), sm.targetBytes(),
+                Double.isNaN(sm.targetBytes()) ? "" : Boolean.toString(sm.meetsTarget()));
           }
           Summary st = summaries.get(summaries.size() - MODES.size());
           log.accept(
@@ -147,7 +172,8 @@ public final class ProtocolBench {
         ts.stream().mapToLong(t -> t.planned).sum(),
         ts.stream().mapToLong(t -> t.fallbacksAfterFailure).sum(),
         ts.stream().filter(t -> t.found != d).count(),
-        Medians.of(ms));
+        Medians.of(ms),
+        Medians.of(ts.stream().mapToDouble(t -> t.estimatorBytes).toArray()));
   }
 
   /** One mode's measurements in one trial. */
