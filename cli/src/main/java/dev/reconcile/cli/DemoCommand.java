@@ -83,9 +83,9 @@ final class DemoCommand implements Callable<Integer> {
       out.printf(
           "round: %d partitions (%d equal, %d by IBLT, %d by digest list), estimated difference %,d, actual %,d%n",
           r.partitions, r.fastPath, r.ibltPartitions, r.fallbackPartitions, r.estimate, r.missingLocal + r.missingRemote);
-      long cells = r.outcomes.stream().filter(o -> o.finalShape() != null).mapToLong(o -> o.finalShape().cells()).sum();
+      long cells = r.stats.ibltCells();
       out.printf(
-          "tables: %,d cells in all, %d doublings, %d decode failures, %d fallbacks, %d round trips%n",
+          "tables: %,d cells sent in all, %d doublings, %d decode failures, %d fallbacks, %d round trips%n",
           cells, r.stats.doublings(), r.stats.decodeFailures(), r.stats.fallbacks(), r.stats.roundTrips());
       out.printf(
           "protocol bytes: %,d (estimators %,d, IBLTs %,d, digest lists %,d, results %,d) = %.1f B per difference%n",

@@ -139,11 +139,9 @@ final class DiffCommand implements Callable<Integer> {
         case IBLT -> iblt++;
         case FALLBACK -> fallback++;
       }
-      if (o.finalShape() != null) {
-        cells += o.finalShape().cells();
-      }
     }
     SessionStats s = rec.stats();
+    cells = s.ibltCells();
     err.println("reconcile: " + l.describe());
     err.println("reconcile: " + r.describe());
     err.printf(

@@ -22,17 +22,25 @@ import java.security.NoSuchAlgorithmException;
  * <pre>
  *   keyHash(key)            = H.bytes(key)
  *   valueHash(value)        = H.bytes(value)
- *   element(r)              = H.longs(H.longs(keyHash, version, origin),
+ *   e(r)                    = H.longs(H.longs(keyHash, version, origin),
  *                                     (tombstone ? 1 : 0) | ELEMENT_DOMAIN, valueHash)
+ *   element(r)              = (keyHash & PARTITION_BITS) | (e(r) & ~PARTITION_BITS)
+ *                             PARTITION_BITS = the top 16 bits
  *   cellBase(x)             = H.longs(x, CELL_SALT)              one keyed hash per element
  *   cellHash(x, j)          = mix13(c + (j + 1) * GAMMA)         c = cellBase(x), j = subtable
  *   checkHash(x)            = c                                  c = cellBase(x)
  *   stratumHash(x)          = H.longs(x, STRATUM_SALT)
  *   fingerprintHash(x)      = H.longs(x, FINGERPRINT_SALT)
- *   partition(keyHash, P)   = top log2(P) bits of keyHash
+ *   partition(keyHash, P)   = top log2(P) bits of keyHash = top log2(P) bits of the element
  *   seedFingerprint         = first 4 bytes (big-endian int) of
  *                             SHA-256("reconcile/seed-fingerprint/v1" || seed as 8 bytes LE)
  * </pre>
+ *
+ * <p>An element carries its key's top 16 hash bits, so its partition (for any {@code P <= 2^16}) can
+ * be read off the element itself: one IBLT can then reconcile a group of partitions at once and each
+ * decoded element still names its partition. The other 48 bits are the record hash, so two
+ * different records collide with probability 2^-64 for different keys, 2^-48 for versions of the
+ * same key (see docs/design.md).
  *
  * <p>The check hash of an element is the keyed hash {@code c} itself; its cell hashes are the
  * SplitMix64 stream [1] seeded with {@code c}: output {@code j + 1} places the element in subtable
@@ -132,7 +140,16 @@ public final class HashSpec {
   /** The element (set member) of a record; see the class comment. */
   public long element(long keyHash, long version, long origin, boolean tombstone, long valueHash) {
     long a = hasher.hashLongLongLongToLong(keyHash, version, origin);
-    return hasher.hashLongLongLongToLong(a, (tombstone ? 1L : 0L) | ELEMENT_DOMAIN, valueHash);
+    long e = hasher.hashLongLongLongToLong(a, (tombstone ? 1L : 0L) | ELEMENT_DOMAIN, valueHash);
+    return (keyHash & PARTITION_BITS) | (e & ~PARTITION_BITS);
+  }
+
+  /** The top 16 bits of an element: its key's partition bits. */
+  public static final long PARTITION_BITS = 0xFFFF_0000_0000_0000L;
+
+  /** Partition of an element (equal to the partition of its key, see {@link #element}). */
+  public static int partitionOfElement(long element, int partitionsLog2) {
+    return partition(element, partitionsLog2);
   }
 
   /** Hash of element {@code x} that places it in hash subtable {@code j}. */

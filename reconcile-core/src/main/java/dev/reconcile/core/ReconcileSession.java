@@ -90,6 +90,7 @@ public final class ReconcileSession {
     Phase phase;
     long localCount;
     long remoteCount;
+    Group group;
     long estimate = -1;
     int attempts;
     IbltShape lastShape;
@@ -107,6 +108,21 @@ public final class ReconcileSession {
     }
   }
 
+  /** Partitions reconciled with one table (the sum of their tables). */
+  private static final class Group {
+    final int[] partitions;
+    final String key;
+    int attempts;
+    IbltShape lastShape;
+    IbltShape requested;
+    long estimate;
+
+    Group(int[] partitions) {
+      this.partitions = partitions;
+      this.key = Arrays.toString(partitions);
+    }
+  }
+
   /** Lazily produces the frames of one long stream (digests, results). */
   private interface Producer {
     /** The next body, or null when done. */
@@ -120,6 +136,7 @@ public final class ReconcileSession {
   private final ArrayDeque<Object> outbox = new ArrayDeque<>();
   private final TreeMap<Integer, Part> parts = new TreeMap<>();
   private final TreeMap<Integer, PartitionOutcome> outcomes = new TreeMap<>();
+  private final java.util.HashMap<String, Group> groups = new java.util.HashMap<>();
   private final SessionStats stats = new SessionStats();
   private State state = State.NEW;
   private long sessionId;
@@ -300,7 +317,7 @@ public final class ReconcileSession {
     switch (e.getBodyCase()) {
       case REFUSAL -> {
         Refusal r = e.getRefusal();
-        fail(r.getCode(), "peer refused: " + r.getMessage(), false, true);
+        fail(r.getCode(), "peer refused (" + r.getCode() + "): " + Wire.peerText(r.getMessage()), false, true);
       }
       case HELLO -> onHello(e.getHello());
       case HELLO_ACK -> onHelloAck(e.getHelloAck());
@@ -335,7 +352,7 @@ public final class ReconcileSession {
   private void onHello(Hello h) throws ProtocolException {
     expectRole(Role.RESPONDER, "Hello");
     expect(State.AWAIT_HELLO, "Hello");
-    peerNodeId = h.getNodeId();
+    peerNodeId = Wire.peerText(h.getNodeId());
     dryRun = h.getDryRun();
     if (h.getMinVersion() > Wire.FORMAT_VERSION || h.getMaxVersion() < Wire.FORMAT_VERSION) {
       throw new ProtocolException(
@@ -356,10 +373,11 @@ public final class ReconcileSession {
     if (h.getPartitionsCount() == 0) {
       partitions = checkedPartitions(null);
     } else {
-      int[] req = new int[h.getPartitionsCount()];
-      if (req.length > params.partitions()) {
-        throw new ProtocolException(Code.LIMIT, req.length + " partitions requested, there are " + params.partitions());
+      if (h.getPartitionsCount() > params.partitions()) {
+        throw new ProtocolException(
+            Code.LIMIT, h.getPartitionsCount() + " partitions requested, there are " + params.partitions());
       }
+      int[] req = new int[h.getPartitionsCount()];
       for (int i = 0; i < req.length; i++) {
         req[i] = h.getPartitions(i);
       }
@@ -558,40 +576,91 @@ public final class ReconcileSession {
     } catch (FormatException ex) {
       throw new ProtocolException(Code.MALFORMED, "estimator of partitions " + listed + ": " + ex.getMessage());
     }
-    // Each partition's share of the total, with room for the estimator's error (sizing factor)
-    // and, when several partitions share the estimate, for the spread of a random split (mean + 3
-    // standard deviations of a Poisson share); never below the difference in element counts,
-    // which is a lower bound on the partition's difference.
-    double share = total * sum.sizingFactor() / covered.size();
-    long planned =
-        covered.size() == 1
-            ? (long) Math.ceil(share)
-            : (long) Math.ceil(share + 3 * Math.sqrt(share) + 1);
+    // Plan: the total with room for the estimator's error (sizing factor), never below the
+    // difference in element counts (a lower bound). The fewest groups of partitions whose tables
+    // leave room for one doubling below the largest table; with several groups each gets its share
+    // plus room for the spread of a random split (3 standard deviations of a Poisson share).
+    long countBound = 0;
     for (Part part : covered) {
-      part.estimate = Math.round(total / (double) covered.size());
-      long d = Math.max(Math.max(1, planned), Math.abs(part.localCount - part.remoteCount));
+      countBound += Math.abs(part.localCount - part.remoteCount);
+    }
+    long planned = Math.max(1, Math.max((long) Math.ceil(total * sum.sizingFactor()), countBound));
+    long room = params.maxShape().cells() / 2;
+    int g = 1;
+    while (g < covered.size() && Sizing.cellsFor(groupShare(planned, g)) > room) {
+      g++;
+    }
+    List<List<Part>> split = new ArrayList<>();
+    for (int j = 0; j < g; j++) {
+      split.add(new ArrayList<>());
+    }
+    for (int j = 0; j < covered.size(); j++) {
+      split.get(j % g).add(covered.get(j));
+    }
+    for (List<Part> members : split) {
+      long bound = 0;
+      long listBytes = 0;
+      for (Part part : members) {
+        bound += Math.abs(part.localCount - part.remoteCount);
+        listBytes += part.localCount * 8;
+        part.estimate = Math.round(total / (double) covered.size());
+      }
+      long d = Math.max(groupShare(planned, g), bound);
       IbltShape shape = params.shapeWithAtLeast(Sizing.cellsFor(d));
-      if (shape == null || shape.cells() * CellLayout.WIDE.cellBytes() >= part.localCount * 8) {
-        // The table would not fit, or would cost more than the sorted list itself.
-        sendDigests(part);
+      if (shape == null || shape.cells() * CellLayout.WIDE.cellBytes() >= listBytes) {
+        // The table would not fit, or would cost more than the sorted lists themselves.
+        for (Part part : members) {
+          sendDigests(part);
+        }
       } else {
-        sendTable(part, shape);
+        Group group = newGroup(members);
+        group.estimate = Math.round(total * (double) members.size() / covered.size());
+        sendTable(group, shape);
       }
     }
   }
 
-  private void sendTable(Part part, IbltShape shape) {
-    part.attempts++;
-    part.lastShape = shape;
-    Iblt t = local.iblt(part.partition, shape);
-    queue(
-        Envelope.newBuilder()
-            .setIblt(
-                IbltOffer.newBuilder()
-                    .setPartition(part.partition)
-                    .setAttempt(part.attempts)
-                    .setEstimate(Math.max(0, part.estimate))
-                    .setTable(Wire.toProto(t))));
+  /** Planned difference of one of {@code g} groups sharing {@code planned}. */
+  private static long groupShare(long planned, int g) {
+    if (g == 1) {
+      return planned;
+    }
+    double share = planned / (double) g;
+    return (long) Math.ceil(share + 3 * Math.sqrt(share) + 1);
+  }
+
+  private Group newGroup(List<Part> members) {
+    int[] ps = new int[members.size()];
+    for (int j = 0; j < ps.length; j++) {
+      ps[j] = members.get(j).partition;
+    }
+    Arrays.sort(ps);
+    Group group = new Group(ps);
+    for (Part part : members) {
+      part.group = group;
+    }
+    groups.put(group.key, group);
+    return group;
+  }
+
+  private void sendTable(Group group, IbltShape shape) {
+    group.attempts++;
+    group.lastShape = shape;
+    stats.ibltCells += shape.cells();
+    Iblt t = local.iblt(group.partitions[0], shape);
+    for (int j = 1; j < group.partitions.length; j++) {
+      t.add(local.iblt(group.partitions[j], shape));
+    }
+    IbltOffer.Builder b =
+        IbltOffer.newBuilder()
+            .setPartition(group.partitions[0])
+            .setAttempt(group.attempts)
+            .setEstimate(Math.max(0, group.estimate))
+            .setTable(Wire.toProto(t));
+    for (int p : group.partitions) {
+      b.addPartitions(p);
+    }
+    queue(Envelope.newBuilder().setIblt(b));
   }
 
   private void sendDigests(Part part) {
@@ -632,19 +701,72 @@ public final class ReconcileSession {
   private void onIbltRequest(IbltRequest r) throws ProtocolException {
     expectRole(Role.INITIATOR, "IbltRequest");
     expect(State.RECONCILING, "IbltRequest");
-    Part part = part(r.getPartition(), "IbltRequest");
-    if (part.phase != Phase.WAIT_RESULT || part.lastShape == null || part.fallback) {
-      throw new ProtocolException(Code.MALFORMED, "IbltRequest for partition " + part.partition + " with no table outstanding");
-    }
+    int[] listed = listedPartitions(r.getPartitionsList(), r.getPartition(), "IbltRequest");
     IbltShape want = Wire.fromProto(r.getShape());
-    IbltShape next = nextShape(part.lastShape);
-    if (!want.equals(next)) {
-      throw new ProtocolException(
-          Code.MALFORMED, "IbltRequest for shape " + want + ", the next shape after " + part.lastShape + " is " + next);
+    Group outstanding = null;
+    for (int p : listed) {
+      Part part = part(p, "IbltRequest");
+      if (part.phase != Phase.WAIT_RESULT || part.group == null || part.fallback) {
+        throw new ProtocolException(Code.MALFORMED, "IbltRequest for partition " + p + " with no table outstanding");
+      }
+      if (outstanding == null) {
+        outstanding = part.group;
+      } else if (outstanding != part.group) {
+        throw new ProtocolException(Code.MALFORMED, "IbltRequest spans several groups: " + Arrays.toString(listed));
+      }
+    }
+    Group group;
+    if (Arrays.equals(listed, outstanding.partitions)) {
+      IbltShape next = nextShape(outstanding.lastShape);
+      if (!want.equals(next)) {
+        throw new ProtocolException(
+            Code.MALFORMED, "IbltRequest for shape " + want + ", the next shape after " + outstanding.lastShape + " is " + next);
+      }
+      group = outstanding;
+    } else {
+      // A split of a group whose largest table failed: the same largest shape for a part of it.
+      if (!outstanding.lastShape.equals(params.maxShape()) || !want.equals(params.maxShape())) {
+        throw new ProtocolException(
+            Code.MALFORMED, "IbltRequest splits group " + outstanding.key + " before its largest table failed");
+      }
+      List<Part> members = new ArrayList<>();
+      for (int p : listed) {
+        members.add(parts.get(p));
+      }
+      group = newGroup(members);
+      group.attempts = outstanding.attempts;
+      group.estimate = outstanding.estimate * listed.length / outstanding.partitions.length;
+    }
+    if (group.attempts >= MAX_ATTEMPTS) {
+      throw new ProtocolException(Code.LIMIT, "more than " + MAX_ATTEMPTS + " tables asked for partitions " + group.key);
     }
     stats.decodeFailures++;
     stats.doublings++;
-    sendTable(part, want);
+    sendTable(group, want);
+  }
+
+  /** Most tables one partition may be sent (doublings and splits): bounds a hostile responder. */
+  static final int MAX_ATTEMPTS = 64;
+
+  private int[] listedPartitions(List<Integer> list, int single, String what) throws ProtocolException {
+    int[] ps;
+    if (list.isEmpty()) {
+      ps = new int[] {single};
+    } else {
+      if (list.size() > parts.size()) {
+        throw new ProtocolException(Code.MALFORMED, what + " lists " + list.size() + " partitions, " + parts.size() + " differ");
+      }
+      ps = new int[list.size()];
+      for (int j = 0; j < ps.length; j++) {
+        ps[j] = list.get(j);
+      }
+    }
+    for (int j = 1; j < ps.length; j++) {
+      if (ps[j] <= ps[j - 1]) {
+        throw new ProtocolException(Code.MALFORMED, what + " partitions are not ascending: " + Arrays.toString(ps));
+      }
+    }
+    return ps;
   }
 
   private void onDigestRequest(DigestRequest r) throws ProtocolException {
@@ -726,45 +848,104 @@ public final class ReconcileSession {
   private void onIblt(IbltOffer o) throws ProtocolException {
     expectRole(Role.RESPONDER, "IbltOffer");
     expect(State.RECONCILING, "IbltOffer");
-    Part part = part(o.getPartition(), "IbltOffer");
+    int[] listed = listedPartitions(o.getPartitionsList(), o.getPartition(), "IbltOffer");
+    Group group;
     IbltShape expected;
-    if (part.phase == Phase.WAIT_TABLE && o.getAttempt() == 1) {
+    if (o.getAttempt() == 1) {
+      List<Part> members = new ArrayList<>();
+      for (int p : listed) {
+        Part part = part(p, "IbltOffer");
+        if (part.phase != Phase.WAIT_TABLE || part.group != null) {
+          throw new ProtocolException(Code.MALFORMED, "IbltOffer attempt 1 for partition " + p + " in phase " + part.phase);
+        }
+        members.add(part);
+      }
+      group = newGroup(members);
+      group.estimate = o.getEstimate();
       expected = null;
-      part.estimate = o.getEstimate();
-    } else if (part.phase == Phase.WAIT_DOUBLED && o.getAttempt() == part.attempts + 1) {
-      expected = nextShape(part.lastShape);
     } else {
-      throw new ProtocolException(
-          Code.MALFORMED,
-          "IbltOffer attempt " + o.getAttempt() + " for partition " + part.partition + " in phase " + part.phase);
+      group = groups.get(Arrays.toString(listed));
+      if (group == null || group.requested == null || o.getAttempt() != group.attempts + 1) {
+        throw new ProtocolException(
+            Code.MALFORMED, "IbltOffer attempt " + o.getAttempt() + " for partitions " + Arrays.toString(listed) + " was not asked for");
+      }
+      expected = group.requested;
     }
     Iblt table = Wire.readIblt(o.getTable(), params, expected);
-    part.attempts = o.getAttempt();
-    part.lastShape = table.shape();
-    table.subtract(local.iblt(part.partition, table.shape()));
+    stats.ibltCells += table.cells();
+    group.attempts = o.getAttempt();
+    group.lastShape = table.shape();
+    group.requested = null;
+    for (int p : group.partitions) {
+      Part part = parts.get(p);
+      part.estimate = Math.round(group.estimate / (double) group.partitions.length);
+      table.subtract(local.iblt(p, table.shape()));
+    }
     PeelResult r = table.peel();
     // Table = I - R: onlyHere = only at the initiator (missing here), onlyThere = only here.
     if (r.complete()) {
-      LongList here = new LongList(r.onlyHere().length);
-      here.addAll(r.onlyHere());
-      LongList there = new LongList(r.onlyThere().length);
-      there.addAll(r.onlyThere());
-      part.missingLocal = verified(part.partition, here, false);
-      part.missingRemote = verified(part.partition, there, true);
-      settle(part, PartitionOutcome.Path.IBLT);
-      sendResult(part);
+      for (int p : group.partitions) {
+        Part part = parts.get(p);
+        part.missingLocal = new LongList(16);
+        part.missingRemote = new LongList(16);
+      }
+      distribute(group, r.onlyHere(), true);
+      distribute(group, r.onlyThere(), false);
+      for (int p : group.partitions) {
+        Part part = parts.get(p);
+        part.missingLocal = verified(p, part.missingLocal, false);
+        part.missingRemote = verified(p, part.missingRemote, true);
+        settle(part, PartitionOutcome.Path.IBLT);
+        sendResult(part);
+      }
       return;
     }
     stats.decodeFailures++;
     IbltShape next = nextShape(table.shape());
     if (next != null) {
       stats.doublings++;
-      part.phase = Phase.WAIT_DOUBLED;
-      queue(
-          Envelope.newBuilder()
-              .setIbltRequest(IbltRequest.newBuilder().setPartition(part.partition).setShape(Wire.toProto(next))));
+      requestTable(group, next);
+    } else if (group.partitions.length > 1) {
+      // The largest table failed for several partitions: split the group, each half at the
+      // largest shape again (each holds about half of the difference).
+      stats.doublings++;
+      int half = group.partitions.length / 2;
+      for (int[] ps : new int[][] {
+        Arrays.copyOfRange(group.partitions, 0, half), Arrays.copyOfRange(group.partitions, half, group.partitions.length)
+      }) {
+        List<Part> members = new ArrayList<>();
+        for (int p : ps) {
+          members.add(parts.get(p));
+        }
+        Group g = newGroup(members);
+        g.attempts = group.attempts;
+        g.estimate = group.estimate * ps.length / group.partitions.length;
+        requestTable(g, next == null ? params.maxShape() : next);
+      }
     } else {
-      requestDigests(part, 2);
+      requestDigests(parts.get(group.partitions[0]), 2);
+    }
+  }
+
+  private void requestTable(Group group, IbltShape shape) {
+    group.requested = shape;
+    IbltRequest.Builder b = IbltRequest.newBuilder().setPartition(group.partitions[0]).setShape(Wire.toProto(shape));
+    for (int p : group.partitions) {
+      b.addPartitions(p);
+      parts.get(p).phase = Phase.WAIT_DOUBLED;
+    }
+    queue(Envelope.newBuilder().setIbltRequest(b));
+  }
+
+  /** Files decoded elements under their partitions; an element of no group partition is unverified. */
+  private void distribute(Group group, long[] elements, boolean missingHere) {
+    for (long x : elements) {
+      Part part = parts.get(HashSpec.partitionOfElement(x, params.partitionsLog2()));
+      if (part == null || part.group != group) {
+        stats.unverified++;
+        continue;
+      }
+      (missingHere ? part.missingLocal : part.missingRemote).add(x);
     }
   }
 
@@ -881,6 +1062,10 @@ public final class ReconcileSession {
   private void settle(Part part, PartitionOutcome.Path path) {
     part.phase = Phase.SETTLED;
     // Hello and fingerprints (which carry the estimator back), then one per table or list sent.
+    if (part.group != null) {
+      part.attempts = part.group.attempts;
+      part.lastShape = part.group.lastShape;
+    }
     stats.roundTrips = Math.max(stats.roundTrips, 2 + part.attempts + (part.fallback ? 1 : 0));
     outcomes.put(
         part.partition,

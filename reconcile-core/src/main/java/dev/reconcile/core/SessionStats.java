@@ -20,6 +20,7 @@ public final class SessionStats {
   int fallbacks;
   int unverified;
   int roundTrips;
+  long ibltCells;
 
   void sent(Envelope e) {
     long n = e.getSerializedSize() + 4L;
@@ -106,6 +107,11 @@ public final class SessionStats {
 
   public int fallbacks() {
     return fallbacks;
+  }
+
+  /** Cells of every IBLT this side sent or received (each table counted once). */
+  public long ibltCells() {
+    return ibltCells;
   }
 
   /**

@@ -177,6 +177,29 @@ public final class Wire {
     return out;
   }
 
+  /** Longest peer-supplied text kept for messages and logs. */
+  public static final int PEER_TEXT_MAX = 256;
+
+  /**
+   * A peer-supplied string (refusal message, node id) made safe to log and report: control
+   * characters replaced by {@code ?}, cut at {@value #PEER_TEXT_MAX} characters, "(no reason
+   * given)" when blank.
+   */
+  public static String peerText(String s) {
+    if (s == null || s.isBlank()) {
+      return "(no reason given)";
+    }
+    StringBuilder b = new StringBuilder(Math.min(s.length(), PEER_TEXT_MAX + 3));
+    for (int i = 0; i < s.length() && b.length() < PEER_TEXT_MAX; i++) {
+      char c = s.charAt(i);
+      b.append(Character.isISOControl(c) ? '?' : c);
+    }
+    if (s.length() > PEER_TEXT_MAX) {
+      b.append("...");
+    }
+    return b.toString();
+  }
+
   /** A frame: 4-byte big-endian length, then the serialized envelope. */
   public static byte[] frame(com.google.protobuf.MessageLite m) {
     int n = m.getSerializedSize();

@@ -34,8 +34,12 @@ class HashSpecGoldenTest {
     assertThat(kh).isEqualTo(0x8c223df8ac920d6fL);
     assertThat(SPEC.keyHash(new byte[0])).isEqualTo(0xcc1ca35a1b089c5cL);
     assertThat(vh).isEqualTo(0xacfbc91e10911d31L);
-    assertThat(SPEC.element(kh, 7, 3, false, vh)).isEqualTo(0x07880eb6c2d9fa1cL);
-    assertThat(SPEC.element(kh, 7, 3, true, vh)).isEqualTo(0x11b6993ca987c988L);
+    assertThat(SPEC.element(kh, 7, 3, false, vh)).isEqualTo(0x8c220eb6c2d9fa1cL);
+    assertThat(SPEC.element(kh, 7, 3, true, vh)).isEqualTo(0x8c22993ca987c988L);
+    // The element carries its key's partition for every P up to 2^16.
+    for (int log2 = 0; log2 <= 16; log2++) {
+      assertThat(HashSpec.partitionOfElement(SPEC.element(kh, 7, 3, false, vh), log2)).isEqualTo(HashSpec.partition(kh, log2));
+    }
     byte[] padded = utf8("__key-1__");
     assertThat(SPEC.keyHash(padded, 2, 5)).isEqualTo(kh);
     assertThat(SPEC.valueHash(utf8("xvalue-1"), 1, 7)).isEqualTo(vh);

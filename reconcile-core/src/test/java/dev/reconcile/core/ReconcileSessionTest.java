@@ -114,6 +114,37 @@ class ReconcileSessionTest {
   }
 
   @Test
+  void groupThatFailsAtTheLargestTableIsSplit() {
+    // 1200 differences over 4 partitions with equal counts per partition (every element only at A
+    // has a partner only at B in the same partition), largest table 768 cells, estimate a
+    // thousandth: one table for the whole group doubles up to the largest, fails, and is split.
+    EstimatorFactory f = ExactEstimator.factory(0.001);
+    SketchParams params = TestSets.params(27, P_LOG2, 8, f.params());
+    java.util.SplittableRandom rnd = new java.util.SplittableRandom(27);
+    long[] common = rnd.longs(40_000).toArray();
+    long[] onlyA = rnd.longs(600).toArray();
+    long[] onlyB = new long[600];
+    for (int i = 0; i < onlyB.length; i++) {
+      onlyB[i] = (onlyA[i] & HashSpec.PARTITION_BITS) | (rnd.nextLong() & ~HashSpec.PARTITION_BITS);
+    }
+    long[] a = LongStream.concat(Arrays.stream(common), Arrays.stream(onlyA)).toArray();
+    long[] b = LongStream.concat(Arrays.stream(common), Arrays.stream(onlyB)).toArray();
+    ReconcileSession i =
+        ReconcileSession.initiator(SessionConfig.of("c", "a", 27), MemorySketches.of(params, f, TestSets.partitionsOf(a, P_LOG2), a));
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.of(params, f, TestSets.partitionsOf(b, P_LOG2), b));
+    SessionDriver.run(i, r);
+    assertThat(i.succeeded()).as(String.valueOf(i.failure())).isTrue();
+    List<PartitionOutcome> os = i.outcomes();
+    assertThat(os).hasSize(4).allMatch(o -> o.path() != Path.FAST);
+    assertThat(sorted(os.stream().flatMapToLong(o -> Arrays.stream(o.missingLocal())))).containsExactly(sorted(Arrays.stream(onlyB)));
+    assertThat(sorted(os.stream().flatMapToLong(o -> Arrays.stream(o.missingRemote())))).containsExactly(sorted(Arrays.stream(onlyA)));
+    // The largest table was sent for the whole group and again for parts of it.
+    assertThat(r.stats().ibltCells()).isGreaterThanOrEqualTo(3L * 768);
+    assertThat(os).anyMatch(o -> o.path() == Path.IBLT && o.finalShape().cells() == 768 && o.attempts() > 9);
+  }
+
+  @Test
   void accurateLargeEstimateGoesStraightToTheDigestList() {
     Run run = run(24, 20_000, 2000, 2000, 1.0, 6);
     assertCorrect(run, "seed 24");

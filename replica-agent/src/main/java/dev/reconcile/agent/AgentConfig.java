@@ -51,7 +51,9 @@ public record AgentConfig(
       boolean httpTls,
       String adminToken,
       String readToken,
-      int maxSessionsPerPeer) {
+      int maxSessionsPerPeer,
+      long maxSessionBytes,
+      Duration maxClockSkew) {
     public boolean peerTls() {
       return tlsCert != null;
     }
@@ -91,6 +93,8 @@ public record AgentConfig(
     d.put("admin-token", "");
     d.put("read-token", "");
     d.put("max-sessions-per-peer", "1");
+    d.put("max-session-bytes", "16GiB");
+    d.put("max-clock-skew", "1h");
     return java.util.Collections.unmodifiableMap(d);
   }
 
@@ -179,7 +183,12 @@ public record AgentConfig(
             r.bool("http-tls"),
             r.optional("admin-token"),
             r.optional("read-token"),
-            r.integer("max-sessions-per-peer", 1, 64));
+            r.integer("max-sessions-per-peer", 1, 64),
+            r.size("max-session-bytes"),
+            r.duration("max-clock-skew"));
+    if (sec.maxSessionBytes() < 64 * 1024) {
+      throw new ConfigException("max-session-bytes " + sec.maxSessionBytes() + " is below 64KiB");
+    }
     if ((sec.tlsCert() == null) != (sec.tlsKey() == null) || (sec.tlsCert() != null && sec.tlsCa() == null)) {
       throw new ConfigException("tls-cert, tls-key and tls-ca must be given together");
     }
@@ -282,7 +291,7 @@ public record AgentConfig(
           throw new ConfigException(k + " must not be negative");
         }
         return d;
-      } catch (IllegalArgumentException e) {
+      } catch (IllegalArgumentException | ArithmeticException e) {
         throw new ConfigException(k + ": " + e.getMessage());
       }
     }
@@ -302,7 +311,12 @@ public record AgentConfig(
       if (!m.matches()) {
         throw new ConfigException(k + " '" + s + "' is not a size (examples: 0, 65536, 512KiB, 16MiB, 1GB)");
       }
-      long n = Long.parseLong(m.group(1));
+      long n;
+      try {
+        n = Long.parseLong(m.group(1));
+      } catch (NumberFormatException e) {
+        throw new ConfigException(k + " '" + s + "' is too large");
+      }
       String u = m.group(2) == null ? "b" : m.group(2).toLowerCase(Locale.ROOT);
       long mult =
           switch (u) {
@@ -314,7 +328,11 @@ public record AgentConfig(
             case "g", "gib" -> 1024L * 1024 * 1024;
             default -> 1_000_000_000L;
           };
-      return Math.multiplyExact(n, mult);
+      try {
+        return Math.multiplyExact(n, mult);
+      } catch (ArithmeticException e) {
+        throw new ConfigException(k + " '" + s + "' is too large");
+      }
     }
   }
 }

@@ -67,6 +67,11 @@ public final class AgentMetrics {
     counter("reconcile_peer_refusals_total", "reason", reason).increment();
   }
 
+  /** Received records refused before they reached the store (e.g. {@code clock_skew}). */
+  public void recordsRefused(String reason, long n) {
+    counter("reconcile_records_refused_total", "reason", reason).increment(n);
+  }
+
   void session(SessionStats s, long fast, long iblt, long fallback) {
     partitionsFast.increment(fast);
     partitionsIblt.increment(iblt);

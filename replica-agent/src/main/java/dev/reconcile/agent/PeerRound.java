@@ -139,14 +139,20 @@ final class PeerRound {
         vertx.setPeriodic(
             Math.min(1000, idleMs),
             id -> {
-              if ((System.nanoTime() - lastActivityNanos) / 1_000_000 > idleMs) {
+              if ((System.nanoTime() - lastActivityNanos) / 1_000_000 > idleMs && !done.future().isComplete()) {
+                rt.metrics().refused("idle_timeout");
                 fail("idle timeout: nothing from the peer for " + Durations.format(rt.config().idleTimeout()), true);
               }
             });
     totalTimer =
         vertx.setTimer(
             Math.max(1, rt.config().sessionTimeout().toMillis()),
-            id -> fail("session timeout after " + Durations.format(rt.config().sessionTimeout()), true));
+            id -> {
+              if (!done.future().isComplete()) {
+                rt.metrics().refused("session_timeout");
+              }
+              fail("session timeout after " + Durations.format(rt.config().sessionTimeout()), true);
+            });
     if (initiator) {
       work(
           () -> {
@@ -186,7 +192,7 @@ final class PeerRound {
           maybeFinishRepair();
         }
         case FINGERPRINTS -> onVerify(e.getFingerprints());
-        case REFUSAL -> fail("peer refused: " + e.getRefusal().getMessage(), false);
+        case REFUSAL -> fail("peer refused (" + e.getRefusal().getCode() + "): " + Wire.peerText(e.getRefusal().getMessage()), false);
         default -> throw new ProtocolException(Code.MALFORMED, "unexpected " + e.getBodyCase() + " after the session");
       }
     } catch (ProtocolException ex) {
@@ -383,7 +389,7 @@ final class PeerRound {
     inflight--;
     unackedByPartition.merge(p, -1, Integer::sum);
     if (!a.getApplied()) {
-      fail("peer could not apply batch " + a.getBatchSeq() + ": " + a.getError(), true);
+      fail("peer could not apply batch " + a.getBatchSeq() + ": " + Wire.peerText(a.getError()), true);
       return;
     }
     updateProgress();
@@ -399,14 +405,27 @@ final class PeerRound {
     }
     ch.pause();
     int cap = Math.max(1, rt.config().batchRecords() * 4);
+    long skewMillis = rt.config().security().maxClockSkew().toMillis();
     worker.execute(
         () -> {
-          List<Record> records;
+          List<Record> checked;
           try {
-            records = BatchCodec.read(b, cap);
+            checked = BatchCodec.read(b, cap);
+            checkPartition(b, checked);
           } catch (ProtocolException ex) {
             context.runOnContext(v -> refuse(ex));
             return;
+          }
+          List<Record> records = skewMillis > 0 ? notFromTheFuture(checked, store.clock().wallMillis() + skewMillis) : checked;
+          int skewed = checked.size() - records.size();
+          if (skewed > 0) {
+            LOG.warn(
+                "round {} {}: refused {} record(s) of batch {} whose version lies more than {} ahead of the local clock (max-clock-skew)",
+                initiator ? "to" : "from", peerLabel, skewed, b.getBatchSeq(), Durations.format(rt.config().security().maxClockSkew()));
+            context.runOnContext(v -> {
+              report.clockSkewRefused += skewed;
+              rt.metrics().recordsRefused("clock_skew", skewed);
+            });
           }
           ApplyResult result;
           try {
@@ -421,7 +440,7 @@ final class PeerRound {
             return;
           }
           ApplyResult r = result;
-          int n = records.size();
+          int n = checked.size();
           context.runOnContext(
               v -> {
                 lastActivityNanos = System.nanoTime();
@@ -443,6 +462,43 @@ final class PeerRound {
                 }
               });
         });
+  }
+
+  /**
+   * The partition field is outside the checksum and drives progress marks: it must be one of this
+   * round's partitions, and every record's key must hash to it.
+   */
+  private void checkPartition(RecordBatch b, List<Record> records) throws ProtocolException {
+    int p = b.getPartition();
+    if (java.util.Arrays.binarySearch(session.partitions(), p) < 0) {
+      throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " of partition " + p + ", not one of this round's");
+    }
+    dev.reconcile.core.SketchParams sp = store.sketches().params();
+    for (Record r : records) {
+      int q = dev.reconcile.core.HashSpec.partition(sp.spec().keyHash(r.key()), sp.partitionsLog2());
+      if (q != p) {
+        throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " of partition " + p + " holds a record of partition " + q);
+      }
+    }
+  }
+
+  /**
+   * The records whose version's physical time is at most {@code limitMillis}: an authenticated peer
+   * carries other nodes' writes and is trusted with them, but a version far in the future would win
+   * every conflict and drag this node's hybrid clock along, so it is refused (and counted).
+   */
+  private static List<Record> notFromTheFuture(List<Record> in, long limitMillis) {
+    List<Record> out = null;
+    for (int i = 0; i < in.size(); i++) {
+      Record r = in.get(i);
+      boolean future = dev.reconcile.agent.store.HybridClock.physicalMillis(r.version()) > limitMillis;
+      if (future && out == null) {
+        out = new ArrayList<>(in.subList(0, i));
+      } else if (!future && out != null) {
+        out.add(r);
+      }
+    }
+    return out == null ? in : out;
   }
 
   // ---------------------------------------------------------------- progress and verify
@@ -602,6 +658,11 @@ final class PeerRound {
   }
 
   private void onClosed(String reason) {
+    if (ch.violation() != null && !done.future().isComplete()) {
+      rt.metrics().refused(ch.violation());
+      fail("refused the peer: " + reason, false);
+      return;
+    }
     if (phase == Phase.DONE) {
       finish();
     } else {

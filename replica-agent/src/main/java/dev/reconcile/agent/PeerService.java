@@ -66,14 +66,47 @@ final class PeerService {
           .setTrustOptions(new PemTrustOptions().addCertPath(s.tlsCa()))
           .setClientAuth(ClientAuth.REQUIRED);
     }
-    server = rt.vertx().createNetServer(so).connectHandler(this::accept);
+    server = rt.vertx().createNetServer(so).connectHandler(this::accept).exceptionHandler(this::beforeAccept);
     return server.listen().map(NetServer::actualPort);
+  }
+
+  /**
+   * Errors before a connection reaches {@link #accept}: with TLS these are failed handshakes (no
+   * client certificate, a self-signed one, one from another CA, plaintext on a TLS port). Each is
+   * logged and counted as {@code reconcile_peer_refusals_total{reason="tls"}}.
+   */
+  private void beforeAccept(Throwable t) {
+    boolean tls = config.security().peerTls() && isTls(t);
+    rt.metrics().refused(tls ? "tls" : "connection");
+    LOG.warn("refused a peer connection before the round ({}): {}", tls ? "TLS handshake failed" : "connection error", describe(t));
+  }
+
+  static boolean isTls(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof javax.net.ssl.SSLException || c.getClass().getName().contains("NotSslRecordException")
+          || c.getClass().getName().contains("DecoderException")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String describe(Throwable t) {
+    StringBuilder b = new StringBuilder(String.valueOf(t.getMessage()));
+    for (Throwable c = t.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+      b.append(" <- ").append(c.getMessage());
+    }
+    return b.length() > 300 ? b.substring(0, 300) + "..." : b.toString();
+  }
+
+  private FrameChannel channel(NetSocket socket) {
+    return new FrameChannel(socket, config.maxFrameBytes(), config.security().maxSessionBytes());
   }
 
   private void accept(NetSocket socket) {
     String host = socket.remoteAddress() == null ? "?" : socket.remoteAddress().host();
     String label = String.valueOf(socket.remoteAddress());
-    FrameChannel ch = new FrameChannel(socket, config.maxFrameBytes());
+    FrameChannel ch = channel(socket);
     AtomicInteger perPeer = activeByPeer.computeIfAbsent(host, h -> new AtomicInteger());
     if (active.get() >= config.maxSessions() || perPeer.get() >= config.security().maxSessionsPerPeer()) {
       rt.metrics().refused("busy");
@@ -147,7 +180,7 @@ final class PeerService {
                       new SessionConfig(config.clusterId(), config.nodeId(), random.nextLong(), parts, rt.limits())
                           .withDryRun(dryRun);
                   ReconcileSession session = ReconcileSession.initiator(sc, rt.store().sketches());
-                  FrameChannel ch = new FrameChannel(socket, config.maxFrameBytes());
+                  FrameChannel ch = channel(socket);
                   int resumed = done.cardinality();
                   return new PeerRound(rt, ch, session, label)
                       .run()
@@ -162,8 +195,11 @@ final class PeerService {
                   rep.peer = label;
                   rep.role = "initiator";
                   rep.dryRun = dryRun;
-                  rep.error = "cannot reach peer " + label + ": " + err.getMessage();
+                  rep.error = "cannot reach peer " + label + ": " + describe(err);
                   rt.metrics().roundsFailed.increment();
+                  if (config.security().peerTls() && isTls(err)) {
+                    rt.metrics().refused("tls");
+                  }
                   LOG.warn("round to {}: {}", label, rep.error);
                   return Future.succeededFuture(rep);
                 });

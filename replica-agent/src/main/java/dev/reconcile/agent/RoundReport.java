@@ -35,6 +35,8 @@ public final class RoundReport {
   public long applied;
   public long stale;
   public long duplicate;
+  /** Received records refused because their version lies more than max-clock-skew in the future. */
+  public long clockSkewRefused;
   public final List<Integer> stillDiffering = new ArrayList<>();
   public final List<PartitionOutcome> outcomes = new ArrayList<>();
 
@@ -89,6 +91,7 @@ public final class RoundReport {
             .put("applied", applied)
             .put("stale", stale)
             .put("duplicate", duplicate)
+            .put("clockSkewRefused", clockSkewRefused)
             .put("stillDiffering", new JsonArray(new ArrayList<>(stillDiffering)));
     if (dryRun) {
       j.put("wouldSend", missingRemote).put("wouldReceive", missingLocal);
@@ -108,6 +111,8 @@ public final class RoundReport {
               .put("decodeFailures", stats.decodeFailures())
               .put("doublings", stats.doublings())
               .put("fallbacks", stats.fallbacks())
+              .put("ibltCells", stats.ibltCells())
+              .put("unverified", stats.unverified())
               .put("roundTrips", stats.roundTrips()));
     }
     JsonArray parts = new JsonArray();
@@ -119,7 +124,7 @@ public final class RoundReport {
                 .put("path", o.path().name().toLowerCase())
                 .put("estimate", o.estimate())
                 .put("attempts", o.attempts())
-                .put("cells", o.finalShape() == null ? 0 : o.finalShape().cells())
+                .put("tableCells", o.finalShape() == null ? 0 : o.finalShape().cells())
                 .put("missingLocal", o.missingLocal().length)
                 .put("missingRemote", o.missingRemote().length));
       }

@@ -49,13 +49,18 @@ public final class BatchCodec {
   }
 
   /**
-   * Validates a peer's batch (checksum, record count, key sizes, tombstones without values) and
+   * Validates a peer's batch (not empty, checksum, record count, key sizes, tombstones without values) and
    * returns its records; a bad batch is refused whole.
    */
   public static List<Record> read(RecordBatch b, int maxRecords) throws ProtocolException {
     if (b.getRecordsCount() > maxRecords) {
       throw new ProtocolException(
           Code.LIMIT, "batch " + b.getBatchSeq() + " has " + b.getRecordsCount() + " records, cap " + maxRecords);
+    }
+    if (b.getRecordsCount() == 0) {
+      // Never sent (a sender splits non-empty lists); an empty batch with crc 0 is what a batch
+      // truncated in transit to its header looks like, and it would be acknowledged as applied.
+      throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " has no records");
     }
     int crc = crc(b.getRecordsList());
     if (crc != b.getCrc32C()) {

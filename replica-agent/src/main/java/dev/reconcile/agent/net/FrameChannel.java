@@ -9,6 +9,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.parsetools.RecordParser;
+import org.slf4j.LoggerFactory;
 
 /**
  * Length-prefixed protobuf frames over a Vert.x socket (see docs/wire-format.md): a 4-byte big-endian
@@ -22,19 +23,32 @@ public final class FrameChannel {
   private final NetSocket socket;
   private final RecordParser parser;
   private final int maxFrameBytes;
+  private final long maxSessionBytes;
   private final Promise<String> closed = Promise.promise();
   private Handler<Envelope> frameHandler = e -> {};
   private boolean expectHeader = true;
   private long bytesIn;
   private long bytesOut;
   private String closeReason;
+  private String violation;
 
   public FrameChannel(NetSocket socket, int maxFrameBytes) {
+    this(socket, maxFrameBytes, Long.MAX_VALUE);
+  }
+
+  /**
+   * @param maxFrameBytes largest frame body accepted, checked on the 4-byte header before the body
+   *     is read (nothing is allocated from a larger claim)
+   * @param maxSessionBytes most bytes (headers and bodies) accepted from the peer on this connection,
+   *     also checked on each header before its body is read
+   */
+  public FrameChannel(NetSocket socket, int maxFrameBytes, long maxSessionBytes) {
     this.socket = socket;
     this.maxFrameBytes = maxFrameBytes;
+    this.maxSessionBytes = maxSessionBytes;
     this.parser = RecordParser.newFixed(4, socket);
     parser.handler(this::onRecord);
-    parser.exceptionHandler(t -> close("read error: " + t.getMessage()));
+    parser.exceptionHandler(t -> violate("read_error", "read error: " + t.getMessage()));
     socket.closeHandler(v -> markClosed(closeReason == null ? "peer closed the connection" : closeReason));
     socket.exceptionHandler(t -> close("connection error: " + t.getMessage()));
   }
@@ -50,9 +64,21 @@ public final class FrameChannel {
       return;
     }
     if (expectHeader) {
+      if (b.length() != 4) {
+        violate("malformed_frame", "truncated frame header of " + b.length() + " bytes");
+        return;
+      }
       long n = b.getUnsignedInt(0);
+      bytesIn += 4;
       if (n == 0 || n > maxFrameBytes) {
-        close("frame of " + n + " bytes refused (cap " + maxFrameBytes + ")");
+        violate("frame_size", "frame of " + n + " bytes refused (cap " + maxFrameBytes + ", max-frame-bytes)");
+        return;
+      }
+      if (bytesIn + n > maxSessionBytes) {
+        violate(
+            "session_bytes",
+            "peer sent " + bytesIn + " bytes and announces a frame of " + n + " more: over the session cap of "
+                + maxSessionBytes + " (max-session-bytes)");
         return;
       }
       expectHeader = false;
@@ -61,15 +87,21 @@ public final class FrameChannel {
     }
     expectHeader = true;
     parser.fixedSizeMode(4);
-    bytesIn += 4 + b.length();
+    bytesIn += b.length();
     Envelope e;
     try {
       e = Envelope.parseFrom(b.getBytes());
     } catch (InvalidProtocolBufferException ex) {
-      close("malformed frame: " + ex.getMessage());
+      violate("malformed_frame", "malformed frame: " + ex.getMessage());
       return;
     }
-    frameHandler.handle(e);
+    try {
+      frameHandler.handle(e);
+    } catch (RuntimeException | LinkageError ex) {
+      // A bug in the handler must not leave the connection half-alive until a timeout.
+      LoggerFactory.getLogger(FrameChannel.class).error("frame handler failed on a {} frame", e.getBodyCase(), ex);
+      close("internal error handling a " + e.getBodyCase() + " frame: " + ex);
+    }
   }
 
   /** Sends one frame; the future completes when it is written to the socket. */
@@ -104,6 +136,22 @@ public final class FrameChannel {
 
   public void resume() {
     parser.resume();
+  }
+
+  /** Closes because the peer broke a framing rule; {@code tag} names it for metrics. */
+  private void violate(String tag, String reason) {
+    if (closeReason == null) {
+      violation = tag;
+    }
+    close(reason);
+  }
+
+  /**
+   * Why this channel closed the connection on the peer's account (a short metric tag such as {@code
+   * frame_size}, {@code session_bytes}, {@code malformed_frame}), or null.
+   */
+  public String violation() {
+    return violation;
   }
 
   /** Closes with a reason (logged by the owner); idempotent. */

@@ -9,8 +9,8 @@ import dev.reconcile.core.SketchParams;
 
 /**
  * The sketches of one partition, kept equal to the partition's element multiset: fingerprint,
- * difference estimator, and the two maintained IBLTs (largest table of each size ladder, {@link
- * CellLayout#WIDE}) from which every smaller table is folded. All are linear, so an overwrite is
+ * difference estimator, and the two maintained IBLTs ({@link MaintainedTables}: the largest table of
+ * each size ladder) from which every smaller {@link CellLayout#WIDE} table is folded. All are linear, so an overwrite is
  * {@code remove(old); add(new)} and the state does not depend on the order of operations.
  *
  * <p>Memory: {@code 16 B x (maxShape.cells + maxShapeBase3.cells) = 16 x 1.75 x k x 2^max} bytes per
@@ -20,22 +20,19 @@ import dev.reconcile.core.SketchParams;
 final class PartitionState {
   private final Fingerprint.Accumulator fingerprint;
   private final DifferenceEstimator estimator;
-  private final Iblt big;
-  private final Iblt big3;
+  private final MaintainedTables tables;
 
   PartitionState(SketchParams params, dev.reconcile.core.EstimatorFactory estimators) {
     this.fingerprint = new Fingerprint.Accumulator(params.spec());
     this.estimator = estimators.create(params.spec());
-    this.big = new Iblt(params.spec(), params.maxShape(), CellLayout.WIDE);
-    this.big3 = new Iblt(params.spec(), params.maxShapeBase3(), CellLayout.WIDE);
+    this.tables = new MaintainedTables(params);
   }
 
   /** Unsynchronized add, for the rebuild at open (one thread per partition, before publication). */
   void addUnsynchronized(long element) {
     fingerprint.add(element);
     estimator.add(element);
-    big.insert(element);
-    big3.insert(element);
+    tables.insert(element);
   }
 
   synchronized void add(long element) {
@@ -45,8 +42,7 @@ final class PartitionState {
   synchronized void remove(long element) {
     fingerprint.remove(element);
     estimator.remove(element);
-    big.delete(element);
-    big3.delete(element);
+    tables.delete(element);
   }
 
   /** Replaces {@code old} (when {@code hadOld}) by {@code neu}. */
@@ -67,14 +63,13 @@ final class PartitionState {
 
   /** A new table of {@code shape} folded from the maintained table of its ladder. */
   synchronized Iblt fold(IbltShape shape) {
-    Iblt from = shape.base() == 1 ? big : big3;
-    return from.fold(shape);
+    return tables.fold(shape);
   }
 
   /** Copies of everything, taken atomically (for the self-check). */
   synchronized Copy copy() {
-    return new Copy(fingerprint.snapshot(), estimator.toProto().toByteArray(), big.copy(), big3.copy());
+    return new Copy(fingerprint.snapshot(), estimator.toProto().toByteArray(), tables.copy());
   }
 
-  record Copy(Fingerprint fingerprint, byte[] estimatorBytes, Iblt big, Iblt big3) {}
+  record Copy(Fingerprint fingerprint, byte[] estimatorBytes, MaintainedTables tables) {}
 }

@@ -105,6 +105,7 @@ public final class ReplicaStore implements AutoCloseable {
   private final long origin;
   private final HybridClock clock;
   private final Hooks hooks;
+  private volatile FaultInjector faultInjector = FaultInjector.NONE;
   private final List<AutoCloseable> natives = new ArrayList<>();
   private final RocksDB db;
   private final ColumnFamilyHandle records;
@@ -124,6 +125,10 @@ public final class ReplicaStore implements AutoCloseable {
   private volatile boolean closed;
   private long rebuildMillis;
   private double rebuildKeysPerSecond;
+  private long rebuildCpuMillis;
+  private double rebuildKeysPerCpuSecond;
+  private static final java.lang.management.ThreadMXBean THREADS =
+      java.lang.management.ManagementFactory.getThreadMXBean();
 
   /** Test seams: element derivation and a failure injected just before a batch commits. */
   static class Hooks {
@@ -332,6 +337,7 @@ public final class ReplicaStore implements AutoCloseable {
     }
     int threads = Math.min(options.rebuildThreads(), p);
     long[] counts = new long[threads];
+    long[] cpuNanos = new long[threads];
     AtomicReference<Throwable> failure = new AtomicReference<>();
     PartitionState[] target = fresh;
     Thread[] workers = new Thread[threads];
@@ -342,7 +348,9 @@ public final class ReplicaStore implements AutoCloseable {
       Runnable scan =
           () -> {
             try {
+              long c0 = THREADS.getCurrentThreadCpuTime();
               counts[slot] = scanIndex(lo, hi, target);
+              cpuNanos[slot] = THREADS.getCurrentThreadCpuTime() - c0;
             } catch (Throwable e) {
               failure.compareAndSet(null, e);
             }
@@ -372,6 +380,9 @@ public final class ReplicaStore implements AutoCloseable {
     long nanos = System.nanoTime() - t0;
     rebuildMillis = nanos / 1_000_000;
     rebuildKeysPerSecond = total == 0 ? 0 : total * 1e9 / nanos;
+    long cpu = Arrays.stream(cpuNanos).sum();
+    rebuildCpuMillis = cpu / 1_000_000;
+    rebuildKeysPerCpuSecond = total == 0 || cpu <= 0 ? 0 : total * 1e9 / cpu;
     return fresh;
   }
 
@@ -640,6 +651,7 @@ public final class ReplicaStore implements AutoCloseable {
   private void commit(WriteBatch b, int records) {
     try {
       hooks.beforeCommit();
+      faultInjector.beforeWrite(records);
       db.write(writeOptions, b);
     } catch (RocksDBException e) {
       throw new StoreException(
@@ -755,6 +767,8 @@ public final class ReplicaStore implements AutoCloseable {
         recordCount.get(),
         rebuildMillis,
         rebuildKeysPerSecond,
+        rebuildCpuMillis,
+        rebuildKeysPerCpuSecond,
         Math.min(options.rebuildThreads(), params.partitions()),
         localWrites.sum(),
         appliedRecords.sum(),
@@ -772,6 +786,11 @@ public final class ReplicaStore implements AutoCloseable {
   /** This node's origin ({@link NodeIds#origin} of the node id; 0 for a read-only open without one). */
   public long origin() {
     return origin;
+  }
+
+  /** Installs a test-only fault injector (null removes it); see {@link FaultInjector}. */
+  public void faultInjector(FaultInjector f) {
+    faultInjector = f == null ? FaultInjector.NONE : f;
   }
 
   public HybridClock clock() {
@@ -1073,11 +1092,8 @@ public final class ReplicaStore implements AutoCloseable {
     if (!Arrays.equals(rebuilt.estimatorBytes(), maintained.estimatorBytes())) {
       diffs.add("estimator wire bytes differ");
     }
-    if (!rebuilt.big().sameCells(maintained.big())) {
-      diffs.add("IBLT " + params.maxShape() + " cells differ");
-    }
-    if (!rebuilt.big3().sameCells(maintained.big3())) {
-      diffs.add("IBLT " + params.maxShapeBase3() + " cells differ");
+    if (!rebuilt.tables().sameCells(maintained.tables())) {
+      diffs.add("maintained IBLTs " + params.maxShape() + " / " + params.maxShapeBase3() + " differ");
     }
     String mismatch = diffs.isEmpty() ? null : String.join("; ", diffs);
     return new SelfCheck.PartitionCheck(p, mismatch == null, n, mismatch);

@@ -2,12 +2,15 @@ package dev.reconcile.agent.store;
 
 /**
  * Counters of a store. {@code lastRebuildMillis} and {@code lastRebuildKeysPerSecond} describe the
- * sketch rebuild at open ({@code rebuildThreads} scanners in parallel).
+ * sketch rebuild at open in wall time ({@code rebuildThreads} scanners in parallel); the CPU figures
+ * sum the scanner threads' CPU time (the per-core rate, meaningful on a shared machine).
  */
 public record StoreStats(
     long recordCount,
     long lastRebuildMillis,
     double lastRebuildKeysPerSecond,
+    long lastRebuildCpuMillis,
+    double lastRebuildKeysPerCpuSecond,
     int rebuildThreads,
     long localWrites,
     long appliedRecords,

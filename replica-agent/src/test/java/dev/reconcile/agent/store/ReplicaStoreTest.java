@@ -428,6 +428,54 @@ class ReplicaStoreTest {
     }
   }
 
+  @Test
+  void concurrentReadersDuringWritesSeeConsistentData() throws Exception {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      workload(s, ms, 71, 200, 100);
+      java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      List<Thread> readers = new ArrayList<>();
+      for (int t = 0; t < 3; t++) {
+        int id = t;
+        Thread th =
+            new Thread(
+                () -> {
+                  Random r = new Random(id);
+                  try {
+                    while (!stop.get()) {
+                      int p = r.nextInt(PARAMS.partitions());
+                      long[] els = drain(s.sketches().sortedElements(p));
+                      for (int i = 1; i < els.length; i++) {
+                        assertThat(Long.compareUnsigned(els[i - 1], els[i])).isLessThanOrEqualTo(0);
+                      }
+                      // records found by a snapshot's elements belong to the partition
+                      for (Record rec : s.recordsFor(p, els)) {
+                        long kh = s.params().spec().keyHash(rec.key());
+                        assertThat(HashSpec.partition(kh, PARAMS.partitionsLog2())).isEqualTo(p);
+                      }
+                      s.sketches().iblt(p, PARAMS.maxShape());
+                      s.sketches().fingerprint(p);
+                      s.get(bytes("k" + r.nextInt(100)));
+                    }
+                  } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                  }
+                });
+        th.start();
+        readers.add(th);
+      }
+      workload(s, ms, 72, 600, 100);
+      stop.set(true);
+      for (Thread th : readers) {
+        th.join();
+      }
+      assertThat(failure.get()).as("reader failure").isNull();
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
   // --------------------------------------------------------------------------------- helpers
 
   /** Seeded mix of local puts/deletes, remote applies (older, newer, duplicate), bulk loads, purges. */

@@ -1,0 +1,31 @@
+package dev.reconcile.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.reconcile.cli.Cli.Result;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code reconcile demo} runs to completion at a small size and proves the replicas match. */
+class DemoCommandTest {
+  @TempDir Path dir;
+
+  @Test
+  void demoConvergesAtASmallSize() {
+    Result r = Cli.run("demo", "--dir", dir.resolve("demo").toString(), "--keys", "20000", "--diff-percent", "2");
+    assertThat(r.status()).as(r.err()).isZero();
+    assertThat(r.out())
+        .contains("20,000 records each")
+        .contains("round: 16 partitions")
+        .contains("replicas MATCH");
+    assertThat(r.out()).containsPattern("estimated difference [0-9,]+, actual [0-9,]+");
+  }
+
+  @Test
+  void badDemoSizesAreTrouble() {
+    Result r = Cli.run("demo", "--dir", dir.resolve("demo").toString(), "--keys", "0");
+    assertThat(r.status()).isEqualTo(2);
+    assertThat(r.errLines()).hasSize(1);
+  }
+}

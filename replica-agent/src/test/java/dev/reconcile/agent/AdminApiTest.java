@@ -1,0 +1,138 @@
+package dev.reconcile.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.json.JsonObject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The HTTP API against a real agent on loopback. */
+class AdminApiTest {
+  @TempDir Path dir;
+  AgentCluster cluster;
+  ReplicaAgent a;
+  final HttpClient http = HttpClient.newHttpClient();
+
+  @BeforeEach
+  void start() throws Exception {
+    cluster = new AgentCluster(dir);
+    a = cluster.start("a", Map.of());
+  }
+
+  @AfterEach
+  void stop() {
+    cluster.close();
+  }
+
+  HttpResponse<byte[]> call(ReplicaAgent agent, String method, String path, byte[] body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.httpPort() + path));
+    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  /** A request the JDK client refuses to send (malformed escapes), over a plain socket. */
+  static String rawStatusLine(ReplicaAgent agent, String requestLine) throws Exception {
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", agent.httpPort())) {
+      s.getOutputStream().write((requestLine + "\r\nHost: x\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      return new java.io.BufferedReader(new java.io.InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+    }
+  }
+
+  static String text(HttpResponse<byte[]> r) {
+    return new String(r.body(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void putGetDeleteWithVersions() throws Exception {
+    var put = call(a, "PUT", "/kv/user%2F1", "alice".getBytes(StandardCharsets.UTF_8));
+    assertThat(put.statusCode()).isEqualTo(204);
+    long v1 = Long.parseUnsignedLong(put.headers().firstValue(AdminApi.VERSION_HEADER).orElseThrow());
+    var get = call(a, "GET", "/kv/user%2F1", null);
+    assertThat(get.statusCode()).isEqualTo(200);
+    assertThat(text(get)).isEqualTo("alice");
+    assertThat(get.headers().firstValue(AdminApi.VERSION_HEADER)).contains(Long.toUnsignedString(v1));
+    var put2 = call(a, "PUT", "/kv/user%2F1", "bob".getBytes(StandardCharsets.UTF_8));
+    long v2 = Long.parseUnsignedLong(put2.headers().firstValue(AdminApi.VERSION_HEADER).orElseThrow());
+    assertThat(Long.compareUnsigned(v2, v1)).isPositive();
+    assertThat(call(a, "DELETE", "/kv/user%2F1", null).statusCode()).isEqualTo(204);
+    assertThat(call(a, "GET", "/kv/user%2F1", null).statusCode()).isEqualTo(404);
+    assertThat(call(a, "GET", "/kv/never", null).statusCode()).isEqualTo(404);
+    // The delete is a tombstone in the store, not an absence.
+    assertThat(a.store().get("user/1".getBytes(StandardCharsets.UTF_8)).orElseThrow().tombstone()).isTrue();
+  }
+
+  @Test
+  void binaryKeysArePercentEncodedBytes() throws Exception {
+    byte[] key = {0, (byte) 0xff, '/', 't'};
+    assertThat(call(a, "PUT", "/kv/%00%FF%2Ft", new byte[] {1, 2, 3}).statusCode()).isEqualTo(204);
+    assertThat(a.store().get(key)).isPresent();
+    assertThat(call(a, "GET", "/kv/" + KeyCodec.encode(key), null).body()).containsExactly(1, 2, 3);
+    assertThat(rawStatusLine(a, "GET /kv/%zz HTTP/1.1")).contains(" 400 ");
+    assertThat(call(a, "PUT", "/kv/caf%C3%A9", "x".getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(204);
+    assertThat(call(a, "GET", "/kv/caf%C3%A9", null).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void bulkLoadStreamsBatches() throws Exception {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < 25_000; i++) {
+      sb.append("bulk").append(i).append('\t').append("value%09").append(i).append('\n');
+    }
+    var r = call(a, "POST", "/kv", sb.toString().getBytes(StandardCharsets.UTF_8));
+    assertThat(r.statusCode()).as(text(r)).isEqualTo(200);
+    assertThat(new JsonObject(text(r)).getLong("loaded")).isEqualTo(25_000);
+    assertThat(a.store().recordCount()).isEqualTo(25_000);
+    assertThat(text(call(a, "GET", "/kv/bulk7", null))).isEqualTo("value\t7");
+    var bad = call(a, "POST", "/kv", "ok\t1\nbad%g\t2\n".getBytes(StandardCharsets.UTF_8));
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(text(bad)).contains("line 2");
+  }
+
+  @Test
+  void healthStatusMetricsSelfCheck() throws Exception {
+    call(a, "PUT", "/kv/x", "1".getBytes(StandardCharsets.UTF_8));
+    assertThat(new JsonObject(text(call(a, "GET", "/health", null))).getString("status")).isEqualTo("ok");
+    JsonObject status = new JsonObject(text(call(a, "GET", "/status", null)));
+    assertThat(status.getString("nodeId")).isEqualTo("a");
+    assertThat(status.getLong("records")).isEqualTo(1);
+    assertThat(status.getJsonArray("partitions")).hasSize(8);
+    var self = call(a, "GET", "/selfcheck", null);
+    assertThat(self.statusCode()).isEqualTo(200);
+    assertThat(new JsonObject(text(self)).getBoolean("ok")).isTrue();
+    String metrics = text(call(a, "GET", "/metrics", null));
+    assertThat(metrics).contains("reconcile_rounds_total").contains("reconcile_round_duration_seconds").contains("reconcile_sketch_rebuild_millis");
+  }
+
+  @Test
+  void repairEndpointRunsARoundAndReportsIt() throws Exception {
+    ReplicaAgent b = cluster.start("b", Map.of());
+    for (int i = 0; i < 50; i++) {
+      a.store().put(("k" + i).getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
+    }
+    var dry = call(a, "POST", "/repair?peer=127.0.0.1:" + b.peerPort() + "&dryRun=true", null);
+    assertThat(dry.statusCode()).as(text(dry)).isEqualTo(200);
+    assertThat(new JsonObject(text(dry)).getLong("wouldSend")).isEqualTo(50);
+    assertThat(b.store().recordCount()).isZero();
+    var real = call(a, "POST", "/repair?peer=127.0.0.1:" + b.peerPort(), null);
+    JsonObject rep = new JsonObject(text(real));
+    assertThat(rep.getBoolean("ok")).isTrue();
+    assertThat(rep.getLong("recordsSent")).isEqualTo(50);
+    assertThat(rep.getJsonObject("protocol").getInteger("roundTrips")).isBetween(2, 4);
+    assertThat(b.store().recordCount()).isEqualTo(50);
+    String metrics = text(call(a, "GET", "/metrics", null));
+    assertThat(metrics).containsPattern("reconcile_records_total\\{direction=\"sent\"\\} 50\\.0");
+    assertThat(call(a, "POST", "/repair?peer=nonsense", null).statusCode()).isEqualTo(400);
+    var dead = call(a, "POST", "/repair?peer=127.0.0.1:1", null);
+    assertThat(dead.statusCode()).isEqualTo(502);
+    assertThat(new JsonObject(text(dead)).getString("error")).contains("cannot reach peer");
+  }
+}

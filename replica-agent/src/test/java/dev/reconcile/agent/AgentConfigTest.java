@@ -1,0 +1,82 @@
+package dev.reconcile.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AgentConfigTest {
+  @TempDir Path dir;
+
+  static Map<String, String> min() {
+    Map<String, String> m = new HashMap<>();
+    m.put("node-id", "a");
+    return m;
+  }
+
+  @Test
+  void defaultsListenOnLoopback() {
+    AgentConfig c = AgentConfig.fromMap(min());
+    assertThat(c.peerListen().isLoopback()).isTrue();
+    assertThat(c.httpListen().isLoopback()).isTrue();
+    assertThat(c.repairInterval()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(c.partitionsLog2()).isEqualTo(4);
+  }
+
+  @Test
+  void fileThenFlags() throws Exception {
+    Path f = dir.resolve("agent.yaml");
+    Files.writeString(f, "node-id: a\npeers: [127.0.0.1:7410, \"127.0.0.1:7420\"]\nrepair-interval: 5m\nbatch-bytes: 512KiB\n");
+    AgentConfig c = AgentConfig.load(f, Map.of("repair-interval", "0"));
+    assertThat(c.peers()).extracting(HostPort::port).containsExactly(7410, 7420);
+    assertThat(c.repairInterval()).isZero();
+    assertThat(c.batchBytes()).isEqualTo(512 * 1024);
+    Path j = dir.resolve("agent.json");
+    Files.writeString(j, "{\"node-id\": \"b\", \"rate-limit\": \"10MB\"}");
+    assertThat(AgentConfig.load(j, Map.of()).rateLimitBytesPerSecond()).isEqualTo(10_000_000);
+  }
+
+  @Test
+  void unknownKeysAndBadValuesStopStartUpNamingTheKey() throws Exception {
+    Map<String, String> m = min();
+    m.put("repair-intervall", "5s");
+    assertThatThrownBy(() -> AgentConfig.fromMap(m)).hasMessageContaining("unknown config key 'repair-intervall'");
+    assertBad("repair-interval", "soon", "repair-interval: 'soon' is not a duration");
+    assertBad("repair-interval", "5", "needs a unit");
+    assertBad("peers", "localhost", "peers: 'localhost' is not HOST:PORT");
+    assertBad("peer-listen", "127.0.0.1:99999", "port 99999");
+    assertBad("max-sessions", "0", "max-sessions 0 outside");
+    assertBad("batch-bytes", "lots", "batch-bytes 'lots' is not a size");
+    assertBad("node-id", "", "node-id");
+    assertBad("node-id", "has space", "node-id 'has space'");
+    assertBad("allow-plaintext", "yes", "allow-plaintext 'yes' is not true or false");
+    assertBad("tls-cert", "/x.pem", "must be given together");
+    Path bad = dir.resolve("bad.yaml");
+    Files.writeString(bad, "node-id: [a\n");
+    assertThatThrownBy(() -> AgentConfig.load(bad, Map.of())).hasMessageContaining("is not valid YAML/JSON");
+    assertThatThrownBy(() -> AgentConfig.load(dir.resolve("missing.yaml"), Map.of())).hasMessageContaining("does not exist");
+  }
+
+  @Test
+  void nonLoopbackPeerPortNeedsTlsOrAnExplicitPlaintextFlag() {
+    Map<String, String> m = min();
+    m.put("peer-listen", "0.0.0.0:7400");
+    assertThatThrownBy(() -> AgentConfig.fromMap(m))
+        .hasMessageContaining("not a loopback address")
+        .hasMessageContaining("allow-plaintext");
+    m.put("allow-plaintext", "true");
+    assertThat(AgentConfig.fromMap(m).security().allowPlaintext()).isTrue();
+  }
+
+  private static void assertBad(String key, String value, String message) {
+    Map<String, String> m = min();
+    m.put(key, value);
+    assertThatThrownBy(() -> AgentConfig.fromMap(m)).as(key + "=" + value).hasMessageContaining(message);
+  }
+}

@@ -1,0 +1,119 @@
+package dev.reconcile.agent.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.ReplicaAgent;
+import dev.reconcile.agent.RoundReport;
+import dev.reconcile.agent.store.Record;
+import dev.reconcile.agent.store.ReplicaStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/** Agents on loopback for the security tests (like AgentCluster, which is package-private). */
+final class Agents implements AutoCloseable {
+  private final Path dir;
+  private final List<ReplicaAgent> agents = new ArrayList<>();
+
+  Agents(Path dir) {
+    this.dir = dir;
+  }
+
+  static Map<String, String> base(String node, Path dir) {
+    Map<String, String> m = new HashMap<>();
+    m.put("node-id", node);
+    m.put("cluster-id", "test");
+    m.put("data", dir.resolve(node).toString());
+    m.put("peer-listen", "127.0.0.1:0");
+    m.put("http-listen", "127.0.0.1:0");
+    m.put("repair-interval", "0");
+    m.put("purge-interval", "0");
+    m.put("hash-seed", "test-seed");
+    m.put("partitions-log2", "3");
+    m.put("iblt-max-log2", "12");
+    m.put("idle-timeout", "10s");
+    return m;
+  }
+
+  ReplicaAgent start(String node, Map<String, String> overrides) throws Exception {
+    Map<String, String> m = base(node, dir);
+    m.putAll(overrides);
+    ReplicaAgent a = ReplicaAgent.start(AgentConfig.fromMap(m));
+    agents.add(a);
+    return a;
+  }
+
+  void stop(ReplicaAgent a) {
+    a.close();
+    agents.remove(a);
+  }
+
+  static HostPort peerOf(ReplicaAgent a) {
+    return new HostPort("127.0.0.1", a.peerPort());
+  }
+
+  static RoundReport repair(ReplicaAgent from, ReplicaAgent to) throws Exception {
+    return repair(from, peerOf(to));
+  }
+
+  static RoundReport repair(ReplicaAgent from, HostPort to) throws Exception {
+    return from.repair(to, false).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+  }
+
+  static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  static void load(ReplicaAgent a, String prefix, int n, int valueBytes) {
+    for (int i = 0; i < n; i++) {
+      String v = "value-" + prefix + i + "-";
+      a.store().put(b(prefix + i), b(v + "x".repeat(Math.max(0, valueBytes - v.length()))));
+    }
+  }
+
+  /** Every record (tombstones included) by key. */
+  static TreeMap<String, String> contents(ReplicaStore s) {
+    TreeMap<String, String> m = new TreeMap<>();
+    s.forEachRecord(
+        (Record r) ->
+            m.put(
+                new String(r.key(), StandardCharsets.ISO_8859_1),
+                (r.tombstone() ? "DEL" : new String(r.value(), StandardCharsets.ISO_8859_1))
+                    + "@" + Long.toUnsignedString(r.version()) + "/" + r.origin()));
+    return m;
+  }
+
+  static void assertConverged(ReplicaAgent a, ReplicaAgent b) {
+    assertThat(contents(b.store())).isEqualTo(contents(a.store()));
+  }
+
+  /** Value of a counter in the agent's Prometheus scrape (0 when absent). */
+  static double metric(ReplicaAgent a, String name, String labels) {
+    double sum = 0;
+    for (String line : a.metrics().scrape().split("\n")) {
+      if (line.startsWith(name + "{") && line.contains(labels)) {
+        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
+  }
+
+  static double refusals(ReplicaAgent a, String reason) {
+    return metric(a, "reconcile_peer_refusals_total", "reason=\"" + reason + "\"");
+  }
+
+  @Override
+  public void close() {
+    for (ReplicaAgent a : agents) {
+      a.close();
+    }
+    agents.clear();
+  }
+}

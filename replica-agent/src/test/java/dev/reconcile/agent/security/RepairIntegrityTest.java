@@ -1,0 +1,237 @@
+package dev.reconcile.agent.security;
+
+import static dev.reconcile.agent.security.Agents.assertConverged;
+import static dev.reconcile.agent.security.Agents.b;
+import static dev.reconcile.agent.security.Agents.contents;
+import static dev.reconcile.agent.security.Agents.load;
+import static dev.reconcile.agent.security.Agents.repair;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.ReplicaAgent;
+import dev.reconcile.agent.RoundReport;
+import dev.reconcile.agent.store.HybridClock;
+import dev.reconcile.agent.store.NodeIds;
+import dev.reconcile.agent.store.Record;
+import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.wire.Envelope;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.rocksdb.RocksDBException;
+
+/**
+ * Data at stake: corrupted frames (a fault-injecting proxy), a failing store write in the middle of
+ * a repair, versions from the future, and the hash seed staying secret on the wire.
+ */
+class RepairIntegrityTest {
+  @TempDir Path dir;
+
+  private static boolean contains(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) {
+        if (hay[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
+  }
+
+  private static int indexOf(byte[] hay, byte[] needle) {
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      if (java.util.Arrays.equals(hay, i, i + needle.length, needle, 0, needle.length)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static HostPort via(TcpProxy p) {
+    return new HostPort("127.0.0.1", p.port());
+  }
+
+  @Test
+  void theHashSeedNeverTravelsOnlyItsFingerprint() throws Exception {
+    String secret = "cluster-secret-Zq8-0123456789";
+    Map<String, String> m = Map.of("hash-seed", secret);
+    try (Agents c = new Agents(dir)) {
+      ReplicaAgent a = c.start("a", m);
+      ReplicaAgent b = c.start("b", m);
+      load(a, "a", 3000, 30);
+      load(b, "b", 40, 30);
+      try (TcpProxy p = new TcpProxy(b.peerPort(), null)) {
+        RoundReport r = repair(a, via(p));
+        assertThat(r.ok).as(r.error).isTrue();
+        byte[] wire = p.captured();
+        assertThat(wire.length).isGreaterThan(100_000);
+        long seed = HashSpec.seedFromSecret(secret.getBytes(StandardCharsets.UTF_8));
+        byte[] le = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(seed).array();
+        byte[] be = ByteBuffer.allocate(8).putLong(seed).array();
+        assertThat(contains(wire, secret.getBytes(StandardCharsets.UTF_8))).as("secret text on the wire").isFalse();
+        assertThat(contains(wire, le)).as("seed (LE) on the wire").isFalse();
+        assertThat(contains(wire, be)).as("seed (BE) on the wire").isFalse();
+        // What does travel: the 32-bit fingerprint that lets peers detect a seed mismatch.
+        int fp = HashSpec.xxh3(seed).seedFingerprint();
+        assertThat(contains(wire, ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(fp).array())).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void aRecordBatchCorruptedInTransitIsRejectedByItsChecksum() throws Exception {
+    try (Agents c = new Agents(dir)) {
+      ReplicaAgent a = c.start("a", Map.of("batch-records", "50"));
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 600, 40);
+      TreeMap<String, String> truth = contents(a.store());
+      AtomicBoolean flipped = new AtomicBoolean();
+      TcpProxy.Rewriter flipValueByte =
+          (toTarget, i, body) -> {
+            if (!toTarget || flipped.get()) {
+              return body;
+            }
+            try {
+              Envelope e = Envelope.parseFrom(body);
+              if (!e.hasRecordBatch()) {
+                return body;
+              }
+              ByteString v = e.getRecordBatch().getRecords(0).getValue();
+              int at = indexOf(body, v.toByteArray());
+              byte[] out = body.clone();
+              out[at + v.size() / 2] ^= 0x04; // still valid protobuf, a different value
+              flipped.set(true);
+              return out;
+            } catch (InvalidProtocolBufferException ex) {
+              return body;
+            }
+          };
+      try (TcpProxy p = new TcpProxy(b.peerPort(), flipValueByte)) {
+        RoundReport r = repair(a, via(p));
+        assertThat(flipped).isTrue();
+        assertThat(r.ok).isFalse();
+        assertThat(r.error).contains("checksum mismatch");
+      }
+      assertThat(Agents.refusals(b, "malformed")).isEqualTo(1);
+      // Nothing corrupted was applied: every record b holds is exactly a's.
+      contents(b.store()).forEach((k, v) -> assertThat(truth.get(k)).as(k).isEqualTo(v));
+      assertThat(b.store().selfCheck().ok()).isTrue();
+      // The next clean round completes.
+      RoundReport again = repair(a, b);
+      assertThat(again.ok).as(again.error).isTrue();
+      assertConverged(a, b);
+    }
+  }
+
+  /** A random bit flipped in a random frame, either direction: whatever fails, nothing wrong is stored. */
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6})
+  void randomBitFlipsNeverStoreWrongData(long seed) throws Exception {
+    try (Agents c = new Agents(dir)) {
+      // A flip can leave one side waiting for a frame that never comes: a short idle timeout ends that.
+      ReplicaAgent a = c.start("a", Map.of("batch-records", "40", "idle-timeout", "2s"));
+      ReplicaAgent b = c.start("b", Map.of("idle-timeout", "2s"));
+      load(a, "a", 300, 20);
+      load(b, "b", 200, 20);
+      TreeMap<String, String> union = new TreeMap<>(contents(a.store()));
+      union.putAll(contents(b.store()));
+      SplittableRandom rnd = new SplittableRandom(seed);
+      boolean dirUp = rnd.nextBoolean();
+      int frame = rnd.nextInt(dirUp ? 12 : 8);
+      long pick = rnd.nextLong();
+      TcpProxy.Rewriter flip =
+          (toTarget, i, body) -> {
+            if (toTarget != dirUp || i != frame || body.length == 0) {
+              return body;
+            }
+            byte[] out = body.clone();
+            SplittableRandom r2 = new SplittableRandom(pick);
+            out[r2.nextInt(out.length)] ^= (byte) (1 << r2.nextInt(8));
+            return out;
+          };
+      try (TcpProxy p = new TcpProxy(b.peerPort(), flip)) {
+        repair(a, via(p)); // may succeed (a harmless bit) or fail: both are fine
+      }
+      for (ReplicaAgent x : new ReplicaAgent[] {a, b}) {
+        contents(x.store()).forEach((k, v) -> assertThat(union.get(k)).as("seed %d, %s at %s", seed, k, x.config().nodeId()).isEqualTo(v));
+        assertThat(x.store().selfCheck().ok()).as("seed %d", seed).isTrue();
+      }
+      RoundReport clean = repair(a, b);
+      assertThat(clean.ok).as("seed %d: %s", seed, clean.error).isTrue();
+      assertConverged(a, b);
+      assertThat(contents(a.store())).isEqualTo(union);
+    }
+  }
+
+  @Test
+  void aStoreWriteFailureFailsThatBatchWholeAndTheNextRoundCompletes() throws Exception {
+    try (Agents c = new Agents(dir)) {
+      ReplicaAgent a = c.start("a", Map.of("batch-records", "100"));
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 2000, 40);
+      AtomicInteger calls = new AtomicInteger();
+      AtomicLong written = new AtomicLong();
+      AtomicInteger failedBatch = new AtomicInteger();
+      b.store().faultInjector(
+          n -> {
+            if (calls.incrementAndGet() == 4) {
+              failedBatch.set(n);
+              throw new RocksDBException("injected: While appending to file: No space left on device");
+            }
+            written.addAndGet(n);
+          });
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).isFalse();
+      assertThat(r.error).contains("could not apply batch").contains("No space left on device").contains("nothing of it applied");
+      assertThat(failedBatch.get()).isPositive();
+      // Exactly the batches before the failing one are stored; none of the failing one.
+      assertThat(b.store().recordCount()).isEqualTo(written.get());
+      assertThat(contents(b.store())).hasSize((int) written.get());
+      assertThat(b.store().selfCheck().ok()).isTrue();
+      b.store().faultInjector(null);
+      RoundReport again = repair(a, b);
+      assertThat(again.ok).as(again.error).isTrue();
+      assertConverged(a, b);
+    }
+  }
+
+  @Test
+  void versionsTooFarInTheFutureAreRefusedAndCounted() throws Exception {
+    try (Agents c = new Agents(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of("max-clock-skew", "1h"));
+      load(a, "now", 100, 20);
+      long future = HybridClock.version(System.currentTimeMillis() + 2 * 3600_000L, 0);
+      List<Record> ahead = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        ahead.add(new Record(b("future" + i), b("v"), future + i, NodeIds.origin("a"), false));
+      }
+      a.store().putAll(ahead);
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).as(r.error).isTrue();
+      assertThat(b.store().recordCount()).isEqualTo(100);
+      assertThat(b.store().get(b("future0"))).isEmpty();
+      assertThat(Agents.metric(b, "reconcile_records_refused_total", "reason=\"clock_skew\"")).isEqualTo(5);
+      assertThat(b.lastReports().values()).anyMatch(rep -> rep.clockSkewRefused == 5);
+      assertThat(HybridClock.physicalMillis(b.store().clock().last())).isLessThan(System.currentTimeMillis() + 3600_000L);
+      assertThat(r.stillDiffering).isNotEmpty();
+    }
+  }
+}
