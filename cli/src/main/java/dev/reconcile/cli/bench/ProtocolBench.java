@@ -299,7 +299,11 @@ public final class ProtocolBench {
     throw new IllegalStateException("benchmark session did not finish");
   }
 
-  /** Two replicas' elements and partitions: a common part, then each side's own elements. */
+  /**
+   * Two replicas' elements and partitions: a common part, then each side's own elements. Elements
+   * are uniform 64-bit values; an element's partition is read off its top bits, as for real records
+   * ({@link HashSpec#element} carries the key's partition bits).
+   */
   static final class Sets {
     final long[] a;
     final int[] pa;
@@ -324,15 +328,15 @@ public final class ProtocolBench {
       int[] pb = new int[b.length];
       for (int k = 0; k < common; k++) {
         a[k] = b[k] = rnd.nextLong();
-        pa[k] = pb[k] = HashSpec.partition(rnd.nextLong(), partitionsLog2);
+        pa[k] = pb[k] = HashSpec.partitionOfElement(a[k], partitionsLog2);
       }
       for (int k = common; k < a.length; k++) {
         a[k] = rnd.nextLong();
-        pa[k] = HashSpec.partition(rnd.nextLong(), partitionsLog2);
+        pa[k] = HashSpec.partitionOfElement(a[k], partitionsLog2);
       }
       for (int k = common; k < b.length; k++) {
         b[k] = rnd.nextLong();
-        pb[k] = HashSpec.partition(rnd.nextLong(), partitionsLog2);
+        pb[k] = HashSpec.partitionOfElement(b[k], partitionsLog2);
       }
       return new Sets(a, pa, b, pb);
     }
