@@ -72,7 +72,7 @@ final class BenchCommand implements Callable<Integer> {
   int rounds = 7;
 
   @Option(names = "--warmup", description = "warm-up dry-run rounds per n (default: ${DEFAULT-VALUE})")
-  int warmup = 3;
+  int warmup = 10;
 
   @Option(names = "--stream-records", description = "records per stream trial with small values (default: ${DEFAULT-VALUE})")
   int streamRecords = 200_000;

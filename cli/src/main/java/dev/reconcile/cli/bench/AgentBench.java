@@ -64,6 +64,7 @@ public final class AgentBench {
           log.accept(String.format("latency n=%,d: loaded both agents in %.1f s", n, loadSeconds));
           HostPort peer = new HostPort("127.0.0.1", b.peerPort());
           for (int w = 0; w < warmup; w++) {
+            awaitIdle(a, b);
             round(a, peer, true);
           }
           double[] wall = new double[rounds];
@@ -71,6 +72,7 @@ public final class AgentBench {
           long bytes = 0;
           int rts = 0;
           for (int r = 0; r < rounds; r++) {
+            awaitIdle(a, b);
             long s = System.nanoTime();
             RoundReport rep = round(a, peer, true);
             wall[r] = (System.nanoTime() - s) / 1e6;
@@ -85,7 +87,7 @@ public final class AgentBench {
           }
           Latency l = new Latency(n, d, rounds, Medians.of(wall), Medians.of(session), loadSeconds, bytes, rts);
           sum.row(n, d, rounds, l.wallMillisMedian(), l.sessionMillisMedian(), loadSeconds, bytes, rts);
-          log.accept(String.format("latency n=%,d d=%,d: median %.1f ms wall, %.0f ms session (%d rounds), %,d protocol bytes", n, d, l.wallMillisMedian(), l.sessionMillisMedian(), rounds, bytes));
+          log.accept(String.format("latency n=%,d d=%,d: median %.1f ms wall, %.0f ms session (%d rounds), %,d protocol bytes; %d rounds retried so far", n, d, l.wallMillisMedian(), l.sessionMillisMedian(), rounds, bytes, retries));
           result.add(l);
         } finally {
           wipe(dir);
@@ -152,6 +154,7 @@ public final class AgentBench {
           }
         }
         a.store().putAll(batch);
+        awaitIdle(a, b);
         RoundReport rep = round(a, peer, false);
         if (rep.recordsSent != records) {
           throw new IllegalStateException("stream round sent " + rep.recordsSent + " records, expected " + records);
@@ -174,12 +177,51 @@ public final class AgentBench {
 
   // ------------------------------------------------------------------------------ helpers
 
+  /**
+   * One round. The responder may count the previous round as active for a moment after the
+   * initiator's report completes (it sees the close later), and agents allow one round per peer at a
+   * time; so the caller first waits for both agents to be idle ({@link #awaitIdle}) and a round that
+   * still fails is retried (at most 20 times). Callers time this call; a refused attempt costs a
+   * connect and a refusal, and the number of retries is logged.
+   */
   private static RoundReport round(ReplicaAgent a, HostPort peer, boolean dryRun) throws Exception {
-    RoundReport r = a.repair(peer, dryRun).toCompletionStage().toCompletableFuture().get(30, TimeUnit.MINUTES);
+    RoundReport r = null;
+    for (int attempt = 0; attempt < 20; attempt++) {
+      if (attempt > 0) {
+        retries++;
+        Thread.sleep(50);
+      }
+      r = a.repair(peer, dryRun).toCompletionStage().toCompletableFuture().get(30, TimeUnit.MINUTES);
+      if (r.ok) {
+        break;
+      }
+    }
     if (!r.ok) {
-      throw new IllegalStateException("benchmark round failed: " + r.error);
+      throw new IllegalStateException("benchmark round failed 20 times, last: " + r.error);
     }
     return r;
+  }
+
+  /** Rounds retried so far (see {@link #round}). */
+  static int retries;
+
+  /** Waits (at most 5 s) until neither agent reports an active session. */
+  private static void awaitIdle(ReplicaAgent... agents) throws InterruptedException {
+    long end = System.nanoTime() + 5_000_000_000L;
+    for (ReplicaAgent x : agents) {
+      while (System.nanoTime() < end && activeSessions(x) > 0) {
+        Thread.sleep(5);
+      }
+    }
+  }
+
+  private static double activeSessions(ReplicaAgent x) {
+    for (String line : x.metrics().scrape().split("\n")) {
+      if (line.startsWith("reconcile_active_sessions")) {
+        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return 0;
   }
 
   private static ReplicaAgent start(String node, Path dir) throws Exception {
