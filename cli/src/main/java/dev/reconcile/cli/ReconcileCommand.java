@@ -32,6 +32,9 @@ import picocli.CommandLine.Spec;
       DiffCommand.class,
       EstimateCommand.class,
       ReplayCommand.class,
+      BenchCommand.class,
+      RepairCommand.class,
+      StatusCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class ReconcileCommand implements Callable<Integer> {

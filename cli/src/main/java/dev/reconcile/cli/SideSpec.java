@@ -10,17 +10,18 @@ import java.util.regex.Pattern;
  *   <li>{@code file:PATH}: text, one record per line ({@link FileSource});
  *   <li>{@code rocksdb:PATH}: a plain key-value RocksDB directory, opened read-only ({@link
  *       RocksDbSource}).
+ *   <li>{@code HOST:PORT} or {@code agent:HOST:PORT}: a live agent's HTTP address ({@link
+ *       AgentSide}): its read-only sketch endpoints serve the session, so only sketches and the
+ *       differing records cross the network (docs/decisions.md says why not the peer port). A
+ *       bearer token is taken from {@code RECONCILE_TOKEN}.
  * </ul>
- *
- * <p>Extension point: {@code agent:PATH} (a reconcile agent's data directory) and {@code HOST:PORT}
- * (a live agent) are recognised and refused as "not supported yet"; to add one, give it a {@link
- * Kind} and a {@link Side} implementation and return it from {@link #open}.
  */
 record SideSpec(Kind kind, String location, String text) {
   /** Kinds of side. */
   enum Kind {
     FILE,
-    ROCKSDB
+    ROCKSDB,
+    AGENT
   }
 
   private static final Pattern HOST_PORT =
@@ -33,14 +34,15 @@ record SideSpec(Kind kind, String location, String text) {
     if (text.startsWith("rocksdb:")) {
       return new SideSpec(Kind.ROCKSDB, nonEmpty(text, text.substring(8)), text);
     }
-    if (text.startsWith("agent:")) {
-      throw new CliException(text + ": agent data directories are not supported yet");
+    String agent = text.startsWith("agent:") ? text.substring(6) : text;
+    if (HOST_PORT.matcher(agent).matches()) {
+      return new SideSpec(Kind.AGENT, agent, text);
     }
-    if (HOST_PORT.matcher(text).matches()) {
-      throw new CliException(text + ": live agents (HOST:PORT) are not supported yet");
+    if (text.startsWith("agent:")) {
+      throw new CliException(text + ": expected agent:HOST:PORT (the agent's HTTP address)");
     }
     throw new CliException(
-        text + ": unknown side (expected file:PATH or rocksdb:PATH"
+        text + ": unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent"
             + (text.indexOf(':') < 0 ? "; did you mean file:" + text + "?)" : ")"));
   }
 
@@ -53,10 +55,14 @@ record SideSpec(Kind kind, String location, String text) {
 
   /** Opens the side; nothing is read until its sketches are asked for. */
   Side open(InputOptions options, Progress progress, java.util.function.Consumer<String> warn) {
+    if (kind == Kind.AGENT) {
+      return new AgentSide("agent:" + location, System.getenv("RECONCILE_TOKEN"), java.time.Duration.ofSeconds(60));
+    }
     RecordSource source =
         switch (kind) {
           case FILE -> new FileSource(text, Path.of(location), options.stripTrailingCr);
           case ROCKSDB -> new RocksDbSource(text, Path.of(location));
+          case AGENT -> throw new IllegalStateException("agent sides are opened above");
         };
     return new RecordSide(text, source, progress, warn);
   }

@@ -93,14 +93,15 @@ class BadInputTest {
 
   @Test
   void unknownOrUnsupportedSide() {
-    trouble("reconcile: s3:bucket/x: unknown side (expected file:PATH or rocksdb:PATH)",
+    trouble("reconcile: s3:bucket/x: unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent)",
         "diff", "s3:bucket/x", "file:" + good);
-    trouble("reconcile: plain.txt: unknown side (expected file:PATH or rocksdb:PATH; did you mean file:plain.txt?)",
+    trouble("reconcile: plain.txt: unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent;"
+            + " did you mean file:plain.txt?)",
         "diff", "file:" + good, "plain.txt");
-    trouble("reconcile: agent:/var/lib/reconcile: agent data directories are not supported yet",
+    trouble("reconcile: agent:/var/lib/reconcile: expected agent:HOST:PORT (the agent's HTTP address)",
         "diff", "agent:/var/lib/reconcile", "file:" + good);
-    trouble("reconcile: 127.0.0.1:7400: live agents (HOST:PORT) are not supported yet",
-        "diff", "file:" + good, "127.0.0.1:7400");
+    // Nothing listens on port 1: the unreachable agent is named.
+    trouble("reconcile: agent:127.0.0.1:1", "diff", "file:" + good, "127.0.0.1:1");
     trouble("reconcile: file:: empty path", "diff", "file:", "file:" + good);
   }
 

@@ -170,6 +170,9 @@ public final class ReconcileSession {
 
   /** Initiator: queues the Hello. */
   public void start() {
+    if (state == State.FAILED) {
+      return; // refused or aborted before it started
+    }
     if (role != Role.INITIATOR || state != State.NEW) {
       throw new IllegalStateException("start() is for a new initiator");
     }

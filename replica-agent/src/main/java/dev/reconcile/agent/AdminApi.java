@@ -52,6 +52,7 @@ final class AdminApi {
     r.route().handler(this::authenticate);
     r.get("/metrics").handler(ctx -> ctx.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8").end(agent.metrics().scrape()));
     r.get("/status").handler(this::status);
+    new SketchApi(agent).mount(r);
     r.get("/selfcheck").handler(this::selfCheck);
     r.post("/repair").handler(this::repair);
     r.post("/kv").handler(this::bulk);

@@ -272,10 +272,12 @@ final class PeerRound {
     if (session.dryRun()) {
       phase = Phase.DONE;
       if (initiator) {
-        finish();
+        // Done is sent; the responder closes once it has read it, so that it no longer counts this
+        // round as active when the next one arrives. Don't wait forever for that.
+        vertx.setTimer(Math.max(100, rt.config().idleTimeout().toMillis()), id -> finish());
       } else {
-        // The initiator closes; the report is complete now.
         finish();
+        ch.whenWritable(v -> ch.close("dry run complete"));
       }
       return;
     }

@@ -1,0 +1,163 @@
+package dev.reconcile.cli;
+
+import dev.reconcile.cli.bench.Bench;
+import dev.reconcile.cli.bench.ProtocolBench;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code reconcile bench}: the end-to-end benchmark of the architecture's targets (protocol bytes
+ * against a digest list and a Merkle tree, round latency vs n, repair stream rate). See
+ * docs/benchmarks.md.
+ */
+@Command(
+    name = "bench",
+    description = {
+      "Measures protocol bytes (in memory, real session, against a full digest list and a Merkle",
+      "tree), round latency and repair stream rate (two agents on loopback). Writes CSV files and",
+      "PNG plots into --out. See docs/benchmarks.md."
+    })
+final class BenchCommand implements Callable<Integer> {
+  private static final Set<String> EXPERIMENTS = Set.of("protocol", "latency", "stream");
+
+  @Spec CommandSpec spec;
+
+  @Option(names = "--n", split = ",", paramLabel = "N", description = "elements per replica for the protocol grid (default: ${DEFAULT-VALUE})")
+  List<Long> ns = List.of(100_000L, 1_000_000L);
+
+  @Option(names = "--d", split = ",", paramLabel = "D", description = "differences for the protocol grid (default: ${DEFAULT-VALUE})")
+  List<Long> ds = List.of(1L, 10L, 100L, 1_000L, 10_000L, 100_000L);
+
+  @Option(names = "--trials", description = "trials per grid point (default: ${DEFAULT-VALUE})")
+  int trials = 5;
+
+  @Option(names = "--out", paramLabel = "DIR", description = "folder for CSV and PNG files (default: ${DEFAULT-VALUE})")
+  Path outDir = Path.of("bench-out");
+
+  @Option(names = "--work", paramLabel = "DIR", description = "scratch folder for the agents' RocksDB data, removed afterwards (default: OUT/work)")
+  Path work;
+
+  @Option(names = "--experiments", split = ",", description = "any of protocol, latency, stream (default: ${DEFAULT-VALUE})")
+  List<String> experiments = List.of("protocol", "latency", "stream");
+
+  @Option(names = "--partitions-log2", description = "protocol grid: log2 of partitions (default: ${DEFAULT-VALUE}, as the agent)")
+  int partitionsLog2 = 4;
+
+  @Option(names = "--iblt-max-log2", description = "protocol grid: log2 of the largest table per partition (default: ${DEFAULT-VALUE}, as the agent)")
+  int ibltMaxLog2 = 15;
+
+  @Option(names = "--merkle-depth", description = "Merkle baseline depth (default: ${DEFAULT-VALUE}, as Cassandra)")
+  int merkleDepth = 15;
+
+  @Option(names = "--seed", description = "data seed (default: ${DEFAULT-VALUE})")
+  long seed = 1;
+
+  @Option(names = "--latency-n", split = ",", paramLabel = "N", description = "records per agent for the latency rounds (default: ${DEFAULT-VALUE})")
+  List<Long> latencyNs = List.of(100_000L, 1_000_000L);
+
+  @Option(names = "--latency-d", paramLabel = "D", description = "difference for the latency rounds (default: ${DEFAULT-VALUE})")
+  long latencyD = 1000;
+
+  @Option(names = "--rounds", description = "timed dry-run rounds per n (default: ${DEFAULT-VALUE})")
+  int rounds = 7;
+
+  @Option(names = "--warmup", description = "warm-up dry-run rounds per n (default: ${DEFAULT-VALUE})")
+  int warmup = 10;
+
+  @Option(names = "--stream-records", description = "records per stream trial with small values (default: ${DEFAULT-VALUE})")
+  int streamRecords = 200_000;
+
+  @Option(names = "--stream-value-bytes", description = "small value size (default: ${DEFAULT-VALUE})")
+  int streamValueBytes = 100;
+
+  @Option(names = "--stream-large-records", description = "records per stream trial with large values (default: ${DEFAULT-VALUE})")
+  int streamLargeRecords = 4096;
+
+  @Option(names = "--stream-large-value-bytes", description = "large value size (default: ${DEFAULT-VALUE})")
+  int streamLargeValueBytes = 64 << 10;
+
+  @Option(names = "--stream-trials", description = "trials per stream configuration (default: ${DEFAULT-VALUE})")
+  int streamTrials = 3;
+
+  @Override
+  public Integer call() {
+    return Commands.guarded(spec.commandLine().getErr(), this::run);
+  }
+
+  private int run() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    Set<String> ex = new LinkedHashSet<>(experiments);
+    for (String e : ex) {
+      if (!EXPERIMENTS.contains(e)) {
+        throw new CliException("bench: unknown experiment '" + e + "' (expected protocol, latency or stream)");
+      }
+    }
+    long[] n = positive("--n", ns);
+    long[] d = positive("--d", ds);
+    long[] ln = positive("--latency-n", latencyNs);
+    if (trials < 1 || rounds < 1 || warmup < 0 || streamTrials < 1 || streamRecords < 1 || streamLargeRecords < 1
+        || streamValueBytes < 0 || streamLargeValueBytes < 0 || latencyD < 1) {
+      throw new CliException("bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1, --warmup >= 0");
+    }
+    if (merkleDepth < 1 || merkleDepth > 24) {
+      throw new CliException("bench: --merkle-depth must be in [1, 24]");
+    }
+    if (Arrays.stream(n).anyMatch(x -> x > 50_000_000L)) {
+      throw new CliException("bench: --n above 50 000 000 is not supported in memory");
+    }
+    Path work = this.work == null ? outDir.resolve("work") : this.work;
+    if (Files.exists(work) && !isEmptyDir(work)) {
+      throw new CliException("bench: scratch folder " + work + " exists and is not empty (remove it or pass --work)");
+    }
+    Bench.Config c =
+        new Bench.Config(
+            ex,
+            new ProtocolBench.Config(n, d, trials, partitionsLog2, ibltMaxLog2, merkleDepth, seed),
+            ln, latencyD, warmup, rounds,
+            streamRecords, streamValueBytes, streamLargeRecords, streamLargeValueBytes, streamTrials,
+            outDir, work);
+    long t0 = System.nanoTime();
+    Bench.Result r;
+    try {
+      r = Bench.run(c, line -> {
+        err.println("bench: " + line);
+        err.flush();
+      });
+    } finally {
+      if (this.work == null && isEmptyDir(work)) {
+        Files.deleteIfExists(work);
+      }
+    }
+    out.print(Bench.describe(r));
+    out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
+    out.flush();
+    return 0;
+  }
+
+  private static long[] positive(String flag, List<Long> xs) {
+    if (xs.isEmpty() || xs.stream().anyMatch(x -> x == null || x < 1)) {
+      throw new CliException("bench: " + flag + " needs positive numbers, e.g. " + flag + " 1,10,100");
+    }
+    return xs.stream().mapToLong(Long::longValue).distinct().sorted().toArray();
+  }
+
+  private static boolean isEmptyDir(Path p) throws java.io.IOException {
+    if (!Files.isDirectory(p)) {
+      return false;
+    }
+    try (var s = Files.list(p)) {
+      return s.findFirst().isEmpty();
+    }
+  }
+}

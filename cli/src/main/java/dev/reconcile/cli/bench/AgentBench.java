@@ -1,0 +1,268 @@
+package dev.reconcile.cli.bench;
+
+import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.ReplicaAgent;
+import dev.reconcile.agent.RoundReport;
+import dev.reconcile.agent.store.NodeIds;
+import dev.reconcile.agent.store.Record;
+import dev.reconcile.agent.store.ReplicaStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Two real agents ({@link ReplicaAgent}: RocksDB, Vert.x, the peer protocol over TCP) on loopback
+ * in this JVM, with agent default sketch parameters (16 partitions, tables up to 2^15 cells).
+ *
+ * <ul>
+ *   <li><b>latency</b>: both agents bulk-loaded ({@link ReplicaStore#putAll}) with {@code n} records
+ *       differing in {@code d}; warm-up rounds, then timed dry-run rounds (the session runs in full,
+ *       nothing is streamed, so the data stays divergent). Wall time is {@code System.nanoTime}
+ *       around {@code repair(peer, dryRun=true)}; the agent's own {@code sessionMillis} is kept too.
+ *   <li><b>stream</b>: before each trial the initiator gets {@code records} new records the
+ *       responder lacks; a real round sends them; the rate is over the repair phase ({@code
+ *       durationMillis - sessionMillis}: fetch from RocksDB, batches with CRC32C, TCP, apply, acks).
+ * </ul>
+ */
+public final class AgentBench {
+  private AgentBench() {}
+
+  /** One latency grid point. */
+  public record Latency(long n, long d, int rounds, double wallMillisMedian, double sessionMillisMedian, double loadSeconds, long protocolBytes, int roundTrips) {}
+
+  /** One stream configuration. */
+  public record StreamRate(int records, int valueBytes, int trials, double recordsPerSecondMedian, double megabytesPerSecondMedian) {}
+
+  // ------------------------------------------------------------------------------ latency
+
+  public static List<Latency> latency(long[] ns, long d, int warmup, int rounds, Path work, Path out, Consumer<String> log) throws Exception {
+    List<Latency> result = new ArrayList<>();
+    try (Csv csv = new Csv(out.resolve("latency-rounds.csv"), "n", "d", "round", "wall_ms", "session_ms", "protocol_bytes", "round_trips", "difference");
+        Csv sum = new Csv(out.resolve("latency-summary.csv"), "n", "d", "rounds", "wall_ms_median", "session_ms_median", "load_s", "protocol_bytes", "round_trips")) {
+      for (long n : ns) {
+        if (d > n) {
+          log.accept(String.format("latency: skipping n=%d (d=%d > n)", n, d));
+          continue;
+        }
+        Path dir = work.resolve("latency-" + n);
+        try (ReplicaAgent a = start("a", dir);
+            ReplicaAgent b = start("b", dir)) {
+          long t0 = System.nanoTime();
+          load(a.store(), b.store(), n, d, 100);
+          double loadSeconds = (System.nanoTime() - t0) / 1e9;
+          log.accept(String.format("latency n=%,d: loaded both agents in %.1f s", n, loadSeconds));
+          HostPort peer = new HostPort("127.0.0.1", b.peerPort());
+          for (int w = 0; w < warmup; w++) {
+            awaitIdle(a, b);
+            round(a, peer, true);
+          }
+          double[] wall = new double[rounds];
+          double[] session = new double[rounds];
+          long bytes = 0;
+          int rts = 0;
+          for (int r = 0; r < rounds; r++) {
+            awaitIdle(a, b);
+            long s = System.nanoTime();
+            RoundReport rep = round(a, peer, true);
+            wall[r] = (System.nanoTime() - s) / 1e6;
+            session[r] = rep.sessionMillis;
+            bytes = rep.stats.bytesTotal();
+            rts = rep.stats.roundTrips();
+            long diff = rep.missingLocal + rep.missingRemote;
+            if (diff != d) {
+              throw new IllegalStateException("latency round found a difference of " + diff + ", expected " + d);
+            }
+            csv.row(n, d, r, wall[r], rep.sessionMillis, bytes, rts, diff);
+          }
+          Latency l = new Latency(n, d, rounds, Medians.of(wall), Medians.of(session), loadSeconds, bytes, rts);
+          sum.row(n, d, rounds, l.wallMillisMedian(), l.sessionMillisMedian(), loadSeconds, bytes, rts);
+          log.accept(String.format("latency n=%,d d=%,d: median %.1f ms wall, %.0f ms session (%d rounds), %,d protocol bytes; %d rounds retried so far", n, d, l.wallMillisMedian(), l.sessionMillisMedian(), rounds, bytes, retries));
+          result.add(l);
+        } finally {
+          wipe(dir);
+        }
+      }
+    }
+    return result;
+  }
+
+  /** Loads {@code n} records on a (and {@code n - ceil(d/2) + floor(d/2)} on b) differing in d. */
+  private static void load(ReplicaStore a, ReplicaStore b, long n, long d, int valueBytes) {
+    SplittableRandom rnd = new SplittableRandom(n * 7919 + d);
+    long onlyA = (d + 1) / 2;
+    long onlyB = d / 2;
+    long common = n - onlyA;
+    long origin = NodeIds.origin("loader");
+    long version = a.clock().now();
+    List<Record> batch = new ArrayList<>(10_000);
+    for (long i = 0; i < common; i++) {
+      batch.add(new Record(key("k", i), value(rnd, valueBytes), version, origin, false));
+      if (batch.size() == 10_000) {
+        a.putAll(batch);
+        b.putAll(batch);
+        batch.clear();
+      }
+    }
+    a.putAll(batch);
+    b.putAll(batch);
+    batch.clear();
+    for (long i = 0; i < onlyA; i++) {
+      batch.add(new Record(key("a", i), value(rnd, valueBytes), version, origin, false));
+    }
+    a.putAll(batch);
+    batch.clear();
+    for (long i = 0; i < onlyB; i++) {
+      batch.add(new Record(key("b", i), value(rnd, valueBytes), version, origin, false));
+    }
+    b.putAll(batch);
+  }
+
+  // ------------------------------------------------------------------------------ stream
+
+  /** Streams {@code records} records of {@code valueBytes} each way a->b, {@code trials} times. */
+  public static StreamRate stream(int records, int valueBytes, int trials, Path work, Csv csv, Consumer<String> log) throws Exception {
+    Path dir = work.resolve("stream-" + valueBytes);
+    try (ReplicaAgent a = start("a", dir);
+        ReplicaAgent b = start("b", dir)) {
+      HostPort peer = new HostPort("127.0.0.1", b.peerPort());
+      SplittableRandom rnd = new SplittableRandom(valueBytes * 31L + records);
+      long origin = NodeIds.origin("loader");
+      double[] rps = new double[trials];
+      double[] mbps = new double[trials];
+      for (int t = 0; t < trials; t++) {
+        long version = a.store().clock().now();
+        List<Record> batch = new ArrayList<>();
+        long batchBytes = 0;
+        for (int i = 0; i < records; i++) {
+          batch.add(new Record(key("s" + t + "-", i), value(rnd, valueBytes), version, origin, false));
+          batchBytes += valueBytes;
+          if (batch.size() == 10_000 || batchBytes >= (64L << 20)) {
+            a.store().putAll(batch);
+            batch.clear();
+            batchBytes = 0;
+          }
+        }
+        a.store().putAll(batch);
+        awaitIdle(a, b);
+        RoundReport rep = round(a, peer, false);
+        if (rep.recordsSent != records) {
+          throw new IllegalStateException("stream round sent " + rep.recordsSent + " records, expected " + records);
+        }
+        long millis = Math.max(1, rep.durationMillis - rep.sessionMillis);
+        rps[t] = rep.recordsSent * 1000.0 / millis;
+        mbps[t] = rep.recordBytesSent / 1e6 * 1000.0 / millis;
+        csv.row(records, valueBytes, t, rep.recordsSent, rep.recordBytesSent, rep.sessionMillis, millis, rps[t], mbps[t]);
+        log.accept(String.format("stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f MB/s", records, valueBytes, t, rep.sessionMillis, millis, rps[t], mbps[t]));
+      }
+      return new StreamRate(records, valueBytes, trials, Medians.of(rps), Medians.of(mbps));
+    } finally {
+      wipe(dir);
+    }
+  }
+
+  static Csv streamCsv(Path out) {
+    return new Csv(out.resolve("stream-trials.csv"), "records", "value_bytes", "trial", "records_sent", "record_bytes_sent", "session_ms", "repair_ms", "records_per_s", "mb_per_s");
+  }
+
+  // ------------------------------------------------------------------------------ helpers
+
+  /**
+   * One round. The responder may count the previous round as active for a moment after the
+   * initiator's report completes (it sees the close later), and agents allow one round per peer at a
+   * time; so the caller first waits for both agents to be idle ({@link #awaitIdle}) and a round that
+   * still fails is retried (at most 20 times). Callers time this call; a refused attempt costs a
+   * connect and a refusal, and the number of retries is logged.
+   */
+  private static RoundReport round(ReplicaAgent a, HostPort peer, boolean dryRun) throws Exception {
+    RoundReport r = null;
+    for (int attempt = 0; attempt < 20; attempt++) {
+      if (attempt > 0) {
+        retries++;
+        Thread.sleep(50);
+      }
+      r = a.repair(peer, dryRun).toCompletionStage().toCompletableFuture().get(30, TimeUnit.MINUTES);
+      if (r.ok) {
+        break;
+      }
+    }
+    if (!r.ok) {
+      throw new IllegalStateException("benchmark round failed 20 times, last: " + r.error);
+    }
+    return r;
+  }
+
+  /** Rounds retried so far (see {@link #round}). */
+  static int retries;
+
+  /** Waits (at most 5 s) until neither agent reports an active session. */
+  private static void awaitIdle(ReplicaAgent... agents) throws InterruptedException {
+    long end = System.nanoTime() + 5_000_000_000L;
+    for (ReplicaAgent x : agents) {
+      while (System.nanoTime() < end && activeSessions(x) > 0) {
+        Thread.sleep(5);
+      }
+    }
+  }
+
+  private static double activeSessions(ReplicaAgent x) {
+    for (String line : x.metrics().scrape().split("\n")) {
+      if (line.startsWith("reconcile_active_sessions")) {
+        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return 0;
+  }
+
+  private static ReplicaAgent start(String node, Path dir) throws Exception {
+    Map<String, String> m = new HashMap<>();
+    m.put("node-id", node);
+    m.put("cluster-id", "bench");
+    m.put("data", dir.resolve(node).toString());
+    m.put("peer-listen", "127.0.0.1:0");
+    m.put("http-listen", "127.0.0.1:0");
+    m.put("repair-interval", "0");
+    m.put("purge-interval", "0");
+    m.put("session-timeout", "30m");
+    m.put("idle-timeout", "5m");
+    return ReplicaAgent.start(AgentConfig.fromMap(m));
+  }
+
+  private static byte[] key(String prefix, long i) {
+    return (prefix + i).getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] value(SplittableRandom rnd, int n) {
+    byte[] v = new byte[n];
+    for (int i = 0; i < n; i += 8) {
+      long x = rnd.nextLong();
+      for (int j = 0; j < 8 && i + j < n; j++) {
+        v[i + j] = (byte) (x >>> (8 * j));
+      }
+    }
+    return v;
+  }
+
+  static void wipe(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot remove " + dir + ": " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,27 @@
+package dev.reconcile.cli.bench;
+
+import java.util.Arrays;
+
+/** Order statistics of small samples. */
+final class Medians {
+  private Medians() {}
+
+  /** The median (mean of the two middle values for an even count); NaN when empty. */
+  static double of(double[] xs) {
+    if (xs.length == 0) {
+      return Double.NaN;
+    }
+    double[] s = xs.clone();
+    Arrays.sort(s);
+    int m = s.length / 2;
+    return s.length % 2 == 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+  }
+
+  static double of(long[] xs) {
+    return of(Arrays.stream(xs).asDoubleStream().toArray());
+  }
+
+  static double max(double[] xs) {
+    return Arrays.stream(xs).max().orElse(Double.NaN);
+  }
+}
