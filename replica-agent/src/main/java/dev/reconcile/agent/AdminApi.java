@@ -194,12 +194,19 @@ final class AdminApi {
     return k;
   }
 
-  private void get(RoutingContext ctx) {
-    byte[] key;
+  /** The key of a {@code /kv/{key}} request, or null after answering 400. */
+  private byte[] keyOrBadRequest(RoutingContext ctx) {
     try {
-      key = keyOf(ctx);
+      return keyOf(ctx);
     } catch (IllegalArgumentException e) {
       json(ctx, 400, error(e.getMessage()));
+      return null;
+    }
+  }
+
+  private void get(RoutingContext ctx) {
+    byte[] key = keyOrBadRequest(ctx);
+    if (key == null) {
       return;
     }
     vertx.executeBlocking(() -> store.get(key).orElse(null), false)
@@ -219,11 +226,8 @@ final class AdminApi {
   }
 
   private void put(RoutingContext ctx) {
-    byte[] key;
-    try {
-      key = keyOf(ctx);
-    } catch (IllegalArgumentException e) {
-      json(ctx, 400, error(e.getMessage()));
+    byte[] key = keyOrBadRequest(ctx);
+    if (key == null) {
       return;
     }
     byte[] value = ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
@@ -233,11 +237,8 @@ final class AdminApi {
   }
 
   private void delete(RoutingContext ctx) {
-    byte[] key;
-    try {
-      key = keyOf(ctx);
-    } catch (IllegalArgumentException e) {
-      json(ctx, 400, error(e.getMessage()));
+    byte[] key = keyOrBadRequest(ctx);
+    if (key == null) {
       return;
     }
     vertx.executeBlocking(() -> store.delete(key), false)

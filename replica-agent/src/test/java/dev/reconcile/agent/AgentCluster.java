@@ -13,8 +13,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
-/** Agents in one JVM on loopback, for tests. */
-final class AgentCluster implements AutoCloseable {
+/** Agents in one JVM on loopback, for tests (shared by the security and fuzz tests). */
+public final class AgentCluster implements AutoCloseable {
   final List<ReplicaAgent> agents = new ArrayList<>();
   private final Path dir;
 
@@ -22,7 +22,8 @@ final class AgentCluster implements AutoCloseable {
     this.dir = dir;
   }
 
-  static Map<String, String> baseConfig(String node, Path dir) {
+  /** Loopback ports picked by the OS, on-demand rounds only, small sketches, a 10 s idle timeout. */
+  public static Map<String, String> baseConfig(String node, Path dir) {
     Map<String, String> m = new HashMap<>();
     m.put("node-id", node);
     m.put("cluster-id", "test");

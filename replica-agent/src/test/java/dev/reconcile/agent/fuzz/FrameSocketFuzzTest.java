@@ -24,7 +24,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -50,14 +49,7 @@ class FrameSocketFuzzTest {
   static ListAppender<ILoggingEvent> log;
 
   static Map<String, String> config(String node) {
-    Map<String, String> m = new HashMap<>();
-    m.put("node-id", node);
-    m.put("cluster-id", "test");
-    m.put("data", dir.resolve(node).toString());
-    m.put("peer-listen", "127.0.0.1:0");
-    m.put("http-listen", "127.0.0.1:0");
-    m.put("repair-interval", "0");
-    m.put("purge-interval", "0");
+    Map<String, String> m = dev.reconcile.agent.AgentCluster.baseConfig(node, dir);
     m.put("partitions-log2", "2");
     m.put("iblt-max-log2", "10");
     m.put("idle-timeout", "1s");

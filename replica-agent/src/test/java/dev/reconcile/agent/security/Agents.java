@@ -11,13 +11,12 @@ import dev.reconcile.agent.store.ReplicaStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
-/** Agents on loopback for the security tests (like AgentCluster, which is package-private). */
+/** Agents on loopback for the security tests, on {@code AgentCluster}'s base configuration. */
 final class Agents implements AutoCloseable {
   private final Path dir;
   private final List<ReplicaAgent> agents = new ArrayList<>();
@@ -27,19 +26,7 @@ final class Agents implements AutoCloseable {
   }
 
   static Map<String, String> base(String node, Path dir) {
-    Map<String, String> m = new HashMap<>();
-    m.put("node-id", node);
-    m.put("cluster-id", "test");
-    m.put("data", dir.resolve(node).toString());
-    m.put("peer-listen", "127.0.0.1:0");
-    m.put("http-listen", "127.0.0.1:0");
-    m.put("repair-interval", "0");
-    m.put("purge-interval", "0");
-    m.put("hash-seed", "test-seed");
-    m.put("partitions-log2", "3");
-    m.put("iblt-max-log2", "12");
-    m.put("idle-timeout", "10s");
-    return m;
+    return dev.reconcile.agent.AgentCluster.baseConfig(node, dir);
   }
 
   ReplicaAgent start(String node, Map<String, String> overrides) throws Exception {
