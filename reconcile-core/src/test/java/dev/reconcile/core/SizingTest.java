@@ -48,20 +48,8 @@ class SizingTest {
     long[] minus = new long[d];
     int failures = 0;
     for (int trial = 0; trial < trials; trial++) {
-      int np = 0;
-      int nm = 0;
-      for (int i = 0; i < d; i++) {
-        long x = rnd.nextLong();
-        if (rnd.nextBoolean()) {
-          plus[np++] = x;
-          t.insert(x);
-        } else {
-          minus[nm++] = x;
-          t.delete(x);
-        }
-      }
-      PeelResult r = t.peel();
-      if (!r.complete() || !same(plus, np, r.onlyHere()) || !same(minus, nm, r.onlyThere())) {
+      // The simulation's own trial: complete and exact, else a failure (and the table is cleared).
+      if (!SizingSimulation.trial(t, rnd, d, plus, minus)) {
         failures++;
         t.clear();
       }
