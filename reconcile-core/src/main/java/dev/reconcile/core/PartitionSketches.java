@@ -19,6 +19,18 @@ public interface PartitionSketches {
   /** True when the partition currently holds {@code element}. */
   boolean contains(int partition, long element);
 
+  /**
+   * {@link #contains} for many elements at once ({@code result[i]} for {@code elements[i]});
+   * implementations backed by storage answer them with one cursor.
+   */
+  default boolean[] containsAll(int partition, long[] elements) {
+    boolean[] out = new boolean[elements.length];
+    for (int i = 0; i < elements.length; i++) {
+      out[i] = contains(partition, elements[i]);
+    }
+    return out;
+  }
+
   /** The partition's elements in unsigned ascending order. */
   ElementCursor sortedElements(int partition);
 }

@@ -834,17 +834,19 @@ public final class ReconcileSession {
    * either way nothing may be done with it, and the next round sees any difference that remains.
    */
   private LongList verified(int p, LongList list, boolean present) {
-    LongList out = new LongList(list.size());
-    for (int i = 0; i < list.size(); i++) {
-      long x = list.get(i);
-      if (local.contains(p, x) == present) {
-        out.add(x);
+    long[] xs = list.toArray();
+    boolean[] here = xs.length == 0 ? new boolean[0] : local.containsAll(p, xs);
+    LongList out = new LongList(xs.length);
+    for (int i = 0; i < xs.length; i++) {
+      if (here[i] == present) {
+        out.add(xs[i]);
       } else {
         stats.unverified++;
       }
     }
     return out;
   }
+
 
   private void finishIfSettled() {
     if (parts.values().stream().allMatch(x -> x.phase == Phase.SETTLED)) {

@@ -1322,6 +1322,30 @@ public final class ReplicaStore implements AutoCloseable {
     }
 
     @Override
+    public boolean[] containsAll(int partition, long[] elements) {
+      checkPartition(partition);
+      boolean[] out = new boolean[elements.length];
+      lifecycle.readLock().lock();
+      try {
+        checkOpen();
+        // One iterator for every lookup: creating one per element costs a visit of every level.
+        try (RocksIterator it = db.newIterator(digests)) {
+          for (int i = 0; i < elements.length; i++) {
+            byte[] prefix = DigestKeys.prefix(partition, elements[i]);
+            it.seek(prefix);
+            out[i] = it.isValid() && DigestKeys.startsWith(it.key(), prefix);
+          }
+          it.status();
+        }
+        return out;
+      } catch (RocksDBException e) {
+        throw new StoreException("digest index read failed: " + e.getMessage(), e);
+      } finally {
+        lifecycle.readLock().unlock();
+      }
+    }
+
+    @Override
     public boolean contains(int partition, long element) {
       checkPartition(partition);
       lifecycle.readLock().lock();
