@@ -49,7 +49,15 @@ public final class FrameChannel {
     this.parser = RecordParser.newFixed(4, socket);
     parser.handler(this::onRecord);
     parser.exceptionHandler(t -> violate("read_error", "read error: " + t.getMessage()));
-    socket.closeHandler(v -> markClosed(closeReason == null ? "peer closed the connection" : closeReason));
+    socket.closeHandler(
+        v -> {
+          if (closeReason == null) {
+            // Frames the peer sent before closing may sit in the parser while reading is paused
+            // (a refusal, a failed-apply acknowledgement): deliver them before reporting the close.
+            parser.resume();
+          }
+          markClosed(closeReason == null ? "peer closed the connection" : closeReason);
+        });
     socket.exceptionHandler(t -> close("connection error: " + t.getMessage()));
   }
 
