@@ -14,13 +14,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -183,13 +181,8 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   private static void wipe(Path dir) throws IOException {
-    if (Files.exists(dir)) {
-      try (Stream<Path> s = Files.walk(dir)) {
-        for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-          Files.delete(p);
-        }
-      }
-    }
+    FileTrees.delete(dir);
     Files.createDirectories(dir);
   }
+
 }

@@ -11,11 +11,8 @@ import dev.reconcile.cli.replay.ScenarioRunner;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
@@ -153,27 +150,11 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   private static void deleteTree(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
     try {
-      Files.walkFileTree(
-          dir,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path f, BasicFileAttributes a) throws IOException {
-              Files.delete(f);
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-              Files.delete(d);
-              return FileVisitResult.CONTINUE;
-            }
-          });
+      FileTrees.delete(dir);
     } catch (IOException e) {
       // best effort
     }
   }
+
 }

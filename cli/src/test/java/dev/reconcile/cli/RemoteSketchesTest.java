@@ -15,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -29,17 +28,8 @@ class RemoteSketchesTest {
   private static final Duration T = Duration.ofSeconds(30);
 
   private ReplicaAgent start(String node, String seed) throws Exception {
-    Map<String, String> m = new HashMap<>();
-    m.put("node-id", node);
-    m.put("cluster-id", "test");
-    m.put("data", dir.resolve(node).toString());
-    m.put("peer-listen", "127.0.0.1:0");
-    m.put("http-listen", "127.0.0.1:0");
-    m.put("repair-interval", "0");
-    m.put("purge-interval", "0");
+    Map<String, String> m = dev.reconcile.agent.AgentCluster.baseConfig(node, dir);
     m.put("hash-seed", seed);
-    m.put("partitions-log2", "3");
-    m.put("iblt-max-log2", "12");
     return ReplicaAgent.start(AgentConfig.fromMap(m));
   }
 

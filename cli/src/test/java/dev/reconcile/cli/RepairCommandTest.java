@@ -10,7 +10,6 @@ import dev.reconcile.agent.store.ReplicaStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -25,20 +24,9 @@ class RepairCommandTest {
   private static final long SEED = 20251130L;
 
   private Map<String, String> config(String node) {
-    Map<String, String> m = new HashMap<>();
-    m.put("node-id", node);
-    m.put("cluster-id", "test");
-    m.put("data", dir.resolve(node).toString());
-    m.put("peer-listen", "127.0.0.1:0");
-    m.put("http-listen", "127.0.0.1:0");
-    m.put("repair-interval", "0");
-    m.put("purge-interval", "0");
-    m.put("hash-seed", "test-seed");
-    m.put("partitions-log2", "3");
-    m.put("iblt-max-log2", "12");
-    m.put("idle-timeout", "10s");
-    return m;
+    return dev.reconcile.agent.AgentCluster.baseConfig(node, dir);
   }
+
 
   private ReplicaAgent start(String node) throws Exception {
     return ReplicaAgent.start(AgentConfig.fromMap(config(node)));

@@ -10,10 +10,8 @@ import dev.reconcile.agent.store.ReplicaStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -254,15 +252,11 @@ public final class AgentBench {
   }
 
   static void wipe(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
+    try {
+      dev.reconcile.cli.FileTrees.delete(dir);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot remove " + dir + ": " + e.getMessage(), e);
     }
   }
+
 }
