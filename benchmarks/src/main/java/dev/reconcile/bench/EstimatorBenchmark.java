@@ -20,8 +20,8 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * Strata estimator: add throughput (elements/s) and {@code estimate()} latency (deserialize, subtract,
- * peel from the top stratum) for a difference {@code d}, inputs precomputed.
+ * Strata estimator: add throughput (elements/s) and {@code estimate()} latency (deserialize,
+ * subtract, peel from the top stratum) for a difference {@code d}, inputs precomputed.
  *
  * <pre>
  *   java -jar benchmarks/target/benchmarks.jar EstimatorBenchmark -f 1 -wi 2 -i 3 -w 1s -r 1s
@@ -75,7 +75,10 @@ public class EstimatorBenchmark {
     return e;
   }
 
-  /** Estimate latency: local sketch of COMMON + onlyA, remote proto of COMMON + onlyB, |A delta B| = d. */
+  /**
+   * Estimate latency: local sketch of COMMON + onlyA, remote proto of COMMON + onlyB, |A delta B| =
+   * d.
+   */
   @State(Scope.Thread)
   public static class EstimateState {
     @Param({"100", "10000"})

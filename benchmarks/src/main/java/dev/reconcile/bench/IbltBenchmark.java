@@ -115,7 +115,8 @@ public class IbltBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-      source = new Iblt(SPEC, IbltShape.atLeast(Sizing.HASH_COUNT, Sizing.cellsFor(d)), CellLayout.WIDE);
+      source =
+          new Iblt(SPEC, IbltShape.atLeast(Sizing.HASH_COUNT, Sizing.cellsFor(d)), CellLayout.WIDE);
       SplittableRandom r = new SplittableRandom(4);
       for (int i = 0; i < d; i++) {
         source.update(r.nextLong(), r.nextBoolean() ? 1 : -1);

@@ -42,9 +42,9 @@ import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteOptions;
 
 /**
- * Replica store costs: local write throughput with and without sketch maintenance (and plain RocksDB
- * puts as the floor), repair {@code apply} throughput of 100-byte records, and the sketch rebuild at
- * open from a prepared store.
+ * Replica store costs: local write throughput with and without sketch maintenance (and plain
+ * RocksDB puts as the floor), repair {@code apply} throughput of 100-byte records, and the sketch
+ * rebuild at open from a prepared store.
  *
  * <pre>
  *   ./mvnw -B -ntp -o -pl benchmarks -am package -DskipTests
@@ -56,11 +56,17 @@ public class StoreBenchmark {
 
   static SketchParams params(int partitionsLog2, int maxLog2) {
     return new SketchParams(
-        HashSpec.xxh3(0x5eedL), partitionsLog2, 3, maxLog2, dev.reconcile.estimator.StrataEstimatorFactory.defaults().params());
+        HashSpec.xxh3(0x5eedL),
+        partitionsLog2,
+        3,
+        maxLog2,
+        dev.reconcile.estimator.StrataEstimatorFactory.defaults().params());
   }
 
   static StoreOptions.Builder options(Path dir, SketchParams params) {
-    return StoreOptions.builder(dir, params, dev.reconcile.estimator.StrataEstimatorFactory.defaults()).nodeId("bench");
+    return StoreOptions.builder(
+            dir, params, dev.reconcile.estimator.StrataEstimatorFactory.defaults())
+        .nodeId("bench");
   }
 
   static byte[] key(long i) {
@@ -94,7 +100,9 @@ public class StoreBenchmark {
         });
   }
 
-  /** Local writes: 100-byte values, 16-byte keys, a keyspace of 2^20 (new keys, then overwrites). */
+  /**
+   * Local writes: 100-byte values, 16-byte keys, a keyspace of 2^20 (new keys, then overwrites).
+   */
   @State(Scope.Benchmark)
   public static class Writes {
     /** SKETCHES: full store; NO_SKETCHES: records + index only; RAW: plain RocksDB put. */
@@ -152,7 +160,9 @@ public class StoreBenchmark {
   @Benchmark
   @BenchmarkMode(Mode.Throughput)
   @OutputTimeUnit(TimeUnit.SECONDS)
-  @Fork(value = 1, jvmArgsAppend = {"-Xmx3g"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {"-Xmx3g"})
   @Warmup(iterations = 2, time = 2)
   @Measurement(iterations = 5, time = 2)
   public long put(Writes s) throws RocksDBException {
@@ -204,7 +214,9 @@ public class StoreBenchmark {
   @Benchmark
   @BenchmarkMode(Mode.AverageTime)
   @OutputTimeUnit(TimeUnit.NANOSECONDS)
-  @Fork(value = 1, jvmArgsAppend = {"-Xmx3g"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {"-Xmx3g"})
   @Warmup(iterations = 2, time = 2)
   @Measurement(iterations = 5, time = 2)
   public long sketchUpdateCoreIblts(SketchOnly s) {
@@ -264,7 +276,9 @@ public class StoreBenchmark {
   @BenchmarkMode(Mode.Throughput)
   @OutputTimeUnit(TimeUnit.SECONDS)
   @OperationsPerInvocation(1000)
-  @Fork(value = 1, jvmArgsAppend = {"-Xmx3g"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {"-Xmx3g"})
   @Warmup(iterations = 2, time = 2)
   @Measurement(iterations = 5, time = 2)
   public ApplyResult apply(Applies s) {
@@ -322,7 +336,9 @@ public class StoreBenchmark {
   @Benchmark
   @BenchmarkMode(Mode.SingleShotTime)
   @OutputTimeUnit(TimeUnit.MILLISECONDS)
-  @Fork(value = 1, jvmArgsAppend = {"-Xmx3g"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {"-Xmx3g"})
   @Warmup(iterations = 2)
   @Measurement(iterations = 5)
   public long rebuildAtOpen(Prepared p) {

@@ -26,7 +26,10 @@ final class AgentCommand implements Callable<Integer> {
   @Option(names = "--config", paramLabel = "FILE", description = "YAML or JSON config file")
   Path config;
 
-  @Option(names = "--node-id", paramLabel = "ID", description = "this replica's id (required here or in the file)")
+  @Option(
+      names = "--node-id",
+      paramLabel = "ID",
+      description = "this replica's id (required here or in the file)")
   String nodeId;
 
   @Option(names = "--cluster-id", paramLabel = "ID")
@@ -35,16 +38,28 @@ final class AgentCommand implements Callable<Integer> {
   @Option(names = "--data", paramLabel = "DIR", description = "RocksDB directory (default: data)")
   String data;
 
-  @Option(names = "--peer-listen", paramLabel = "HOST:PORT", description = "peer port (default 127.0.0.1:7400)")
+  @Option(
+      names = "--peer-listen",
+      paramLabel = "HOST:PORT",
+      description = "peer port (default 127.0.0.1:7400)")
   String peerListen;
 
-  @Option(names = "--http-listen", paramLabel = "HOST:PORT", description = "HTTP API (default 127.0.0.1:7401)")
+  @Option(
+      names = "--http-listen",
+      paramLabel = "HOST:PORT",
+      description = "HTTP API (default 127.0.0.1:7401)")
   String httpListen;
 
-  @Option(names = "--peers", paramLabel = "HOST:PORT[,HOST:PORT...]", description = "peers' peer ports")
+  @Option(
+      names = "--peers",
+      paramLabel = "HOST:PORT[,HOST:PORT...]",
+      description = "peers' peer ports")
   String peers;
 
-  @Option(names = "--repair-interval", paramLabel = "DURATION", description = "between background rounds; 0 = on demand only")
+  @Option(
+      names = "--repair-interval",
+      paramLabel = "DURATION",
+      description = "between background rounds; 0 = on demand only")
   String repairInterval;
 
   @Option(names = "--set", paramLabel = "KEY=VALUE", description = "any other config key")
@@ -81,7 +96,8 @@ final class AgentCommand implements Callable<Integer> {
     try {
       agent = ReplicaAgent.start(c);
     } catch (Exception e) {
-      throw new CliException("agent " + c.nodeId() + ": " + Commands.oneLine(e.getCause() == null ? e : e.getCause()));
+      throw new CliException(
+          "agent " + c.nodeId() + ": " + Commands.oneLine(e.getCause() == null ? e : e.getCause()));
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
@@ -93,9 +109,15 @@ final class AgentCommand implements Callable<Integer> {
                 },
                 "agent-shutdown"));
     // Machine-readable line for scripts and tests: the ports actually bound.
-    spec.commandLine().getOut().printf(
-        "agent %s listening peer=%s:%d http=%s:%d%n",
-        c.nodeId(), c.peerListen().host(), agent.peerPort(), c.httpListen().host(), agent.httpPort());
+    spec.commandLine()
+        .getOut()
+        .printf(
+            "agent %s listening peer=%s:%d http=%s:%d%n",
+            c.nodeId(),
+            c.peerListen().host(),
+            agent.peerPort(),
+            c.httpListen().host(),
+            agent.httpPort());
     spec.commandLine().getOut().flush();
     stopped.await();
     return 0;

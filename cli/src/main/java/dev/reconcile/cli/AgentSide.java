@@ -42,7 +42,13 @@ final class AgentSide implements Side {
   @Override
   public PartitionSketches sketches(SketchParams params, EstimatorFactory estimators) {
     JsonObject s = http.getJson("/status", timeout);
-    describe = label + ": agent " + s.getString("nodeId", "?") + ", " + s.getLong("records", -1L) + " records (tombstones included)";
+    describe =
+        label
+            + ": agent "
+            + s.getString("nodeId", "?")
+            + ", "
+            + s.getLong("records", -1L)
+            + " records (tombstones included)";
     return RemoteSketches.open(http, params, estimators, timeout);
   }
 

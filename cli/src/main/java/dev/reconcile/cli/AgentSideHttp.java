@@ -18,8 +18,8 @@ import java.time.Duration;
 
 /**
  * A client of one agent's HTTP API (docs/operations.md) for the {@code repair}, {@code status} and
- * live {@code diff} commands: JSON requests with an optional bearer token, every failure turned into
- * one {@link CliException} line naming the agent.
+ * live {@code diff} commands: JSON requests with an optional bearer token, every failure turned
+ * into one {@link CliException} line naming the agent.
  */
 final class AgentSideHttp {
   static final String PREFIX = "agent:";
@@ -30,12 +30,17 @@ final class AgentSideHttp {
   private final boolean https;
   private final HttpClient client;
 
-  AgentSideHttp(String label, HostPort address, String token, boolean https, Duration connectTimeout) {
+  AgentSideHttp(
+      String label, HostPort address, String token, boolean https, Duration connectTimeout) {
     this.label = label;
     this.address = address;
     this.token = token == null || token.isEmpty() ? null : token;
     this.https = https;
-    this.client = HttpClient.newBuilder().connectTimeout(connectTimeout).version(HttpClient.Version.HTTP_1_1).build();
+    this.client =
+        HttpClient.newBuilder()
+            .connectTimeout(connectTimeout)
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
   }
 
   /** Parses {@code agent:HOST:PORT} (or, with {@code prefixOptional}, plain {@code HOST:PORT}). */
@@ -46,13 +51,20 @@ final class AgentSideHttp {
     } else if (prefixOptional) {
       rest = text;
     } else {
-      throw new CliException(text + ": expected agent:HOST:PORT (the agent's HTTP address) or rocksdb:PATH");
+      throw new CliException(
+          text + ": expected agent:HOST:PORT (the agent's HTTP address) or rocksdb:PATH");
     }
     HostPort hp;
     try {
       hp = HostPort.parse(rest);
     } catch (IllegalArgumentException e) {
-      throw new CliException(text + ": expected " + (prefixOptional ? "" : PREFIX) + "HOST:PORT (" + e.getMessage() + ")");
+      throw new CliException(
+          text
+              + ": expected "
+              + (prefixOptional ? "" : PREFIX)
+              + "HOST:PORT ("
+              + e.getMessage()
+              + ")");
     }
     if (hp.port() == 0) {
       throw new CliException(text + ": port 0 is not an address");
@@ -69,18 +81,27 @@ final class AgentSideHttp {
   }
 
   JsonObject getJson(String path, Duration timeout) {
-    return json(send(request(path, timeout).GET().build(), HttpResponse.BodyHandlers.ofString()), path, false);
+    return json(
+        send(request(path, timeout).GET().build(), HttpResponse.BodyHandlers.ofString()),
+        path,
+        false);
   }
 
-  /** POST with an empty body; a JSON answer with status 2xx, or (when {@code acceptError}) any JSON. */
+  /**
+   * POST with an empty body; a JSON answer with status 2xx, or (when {@code acceptError}) any JSON.
+   */
   Response postJson(String path, Duration timeout) {
-    HttpResponse<String> r = send(request(path, timeout).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        send(
+            request(path, timeout).POST(HttpRequest.BodyPublishers.noBody()).build(),
+            HttpResponse.BodyHandlers.ofString());
     return new Response(r.statusCode(), json(r, path, true));
   }
 
   /** A GET answered with a binary body (status 200), as a stream the caller closes. */
   InputStream getStream(String path, Duration timeout) {
-    HttpResponse<InputStream> r = send(request(path, timeout).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+    HttpResponse<InputStream> r =
+        send(request(path, timeout).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
     if (r.statusCode() != 200) {
       String body;
       try (InputStream in = r.body()) {
@@ -88,19 +109,34 @@ final class AgentSideHttp {
       } catch (IOException e) {
         body = "";
       }
-      throw new CliException(label + ": GET " + path + " answered " + r.statusCode() + errorOf(body));
+      throw new CliException(
+          label + ": GET " + path + " answered " + r.statusCode() + errorOf(body));
     }
     return r.body();
   }
 
   /** A GET answered with a binary body (status 200). */
   byte[] getBytes(String path, Duration timeout) {
-    HttpResponse<byte[]> r = send(request(path, timeout).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+    HttpResponse<byte[]> r =
+        send(request(path, timeout).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
     if (r.statusCode() == 401 || r.statusCode() == 403) {
-      throw new CliException(label + ": " + path + " refused (" + r.statusCode() + errorOf(new String(r.body(), StandardCharsets.UTF_8)) + "); pass --token");
+      throw new CliException(
+          label
+              + ": "
+              + path
+              + " refused ("
+              + r.statusCode()
+              + errorOf(new String(r.body(), StandardCharsets.UTF_8))
+              + "); pass --token");
     }
     if (r.statusCode() != 200) {
-      throw new CliException(label + ": GET " + path + " answered " + r.statusCode() + errorOf(new String(r.body(), StandardCharsets.UTF_8)));
+      throw new CliException(
+          label
+              + ": GET "
+              + path
+              + " answered "
+              + r.statusCode()
+              + errorOf(new String(r.body(), StandardCharsets.UTF_8)));
     }
     return r.body();
   }
@@ -108,9 +144,20 @@ final class AgentSideHttp {
   /** A POST of a binary body answered with a binary body (status 200), as a byte array. */
   byte[] postBytes(String path, byte[] body, Duration timeout) {
     HttpResponse<byte[]> r =
-        send(request(path, timeout).header("content-type", "application/octet-stream").POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+        send(
+            request(path, timeout)
+                .header("content-type", "application/octet-stream")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofByteArray());
     if (r.statusCode() != 200) {
-      throw new CliException(label + ": POST " + path + " answered " + r.statusCode() + errorOf(new String(r.body(), StandardCharsets.UTF_8)));
+      throw new CliException(
+          label
+              + ": POST "
+              + path
+              + " answered "
+              + r.statusCode()
+              + errorOf(new String(r.body(), StandardCharsets.UTF_8)));
     }
     return r.body();
   }
@@ -142,9 +189,16 @@ final class AgentSideHttp {
     } catch (HttpTimeoutException e) {
       throw new CliException(label + ": no answer from " + address + " within the timeout");
     } catch (ConnectException e) {
-      throw new CliException(label + ": cannot connect to " + address + " (" + (e.getMessage() == null ? "connection refused" : e.getMessage()) + ")");
+      throw new CliException(
+          label
+              + ": cannot connect to "
+              + address
+              + " ("
+              + (e.getMessage() == null ? "connection refused" : e.getMessage())
+              + ")");
     } catch (IOException e) {
-      throw new CliException(label + ": " + req.method() + " " + req.uri().getPath() + " failed: " + e);
+      throw new CliException(
+          label + ": " + req.method() + " " + req.uri().getPath() + " failed: " + e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CliException(label + ": interrupted");
@@ -153,15 +207,31 @@ final class AgentSideHttp {
 
   private JsonObject json(HttpResponse<String> r, String path, boolean acceptError) {
     if (r.statusCode() == 401 || r.statusCode() == 403) {
-      throw new CliException(label + ": " + path + " refused (" + r.statusCode() + errorOf(r.body()) + "); pass --token");
+      throw new CliException(
+          label
+              + ": "
+              + path
+              + " refused ("
+              + r.statusCode()
+              + errorOf(r.body())
+              + "); pass --token");
     }
     if (!acceptError && r.statusCode() / 100 != 2) {
-      throw new CliException(label + ": " + path + " answered " + r.statusCode() + errorOf(r.body()));
+      throw new CliException(
+          label + ": " + path + " answered " + r.statusCode() + errorOf(r.body()));
     }
     try {
       return new JsonObject(r.body());
     } catch (DecodeException | ClassCastException e) {
-      throw new CliException(label + ": " + path + " answered " + r.statusCode() + " with a body that is not a JSON object (is " + address + " a reconcile agent's HTTP port?)");
+      throw new CliException(
+          label
+              + ": "
+              + path
+              + " answered "
+              + r.statusCode()
+              + " with a body that is not a JSON object (is "
+              + address
+              + " a reconcile agent's HTTP port?)");
     }
   }
 

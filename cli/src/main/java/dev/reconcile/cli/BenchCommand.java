@@ -32,61 +32,107 @@ final class BenchCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--n", split = ",", paramLabel = "N", description = "elements per replica for the protocol grid (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--n",
+      split = ",",
+      paramLabel = "N",
+      description = "elements per replica for the protocol grid (default: ${DEFAULT-VALUE})")
   List<Long> ns = List.of(100_000L, 1_000_000L);
 
-  @Option(names = "--d", split = ",", paramLabel = "D", description = "differences for the protocol grid (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--d",
+      split = ",",
+      paramLabel = "D",
+      description = "differences for the protocol grid (default: ${DEFAULT-VALUE})")
   List<Long> ds = List.of(1L, 10L, 100L, 1_000L, 10_000L, 100_000L);
 
   @Option(names = "--trials", description = "trials per grid point (default: ${DEFAULT-VALUE})")
   int trials = 5;
 
-  @Option(names = "--out", paramLabel = "DIR", description = "folder for CSV and PNG files (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--out",
+      paramLabel = "DIR",
+      description = "folder for CSV and PNG files (default: ${DEFAULT-VALUE})")
   Path outDir = Path.of("bench-out");
 
-  @Option(names = "--work", paramLabel = "DIR", description = "scratch folder for the agents' RocksDB data, removed afterwards (default: OUT/work)")
+  @Option(
+      names = "--work",
+      paramLabel = "DIR",
+      description =
+          "scratch folder for the agents' RocksDB data, removed afterwards (default: OUT/work)")
   Path work;
 
-  @Option(names = "--experiments", split = ",", description = "any of protocol, latency, stream (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--experiments",
+      split = ",",
+      description = "any of protocol, latency, stream (default: ${DEFAULT-VALUE})")
   List<String> experiments = List.of("protocol", "latency", "stream");
 
-  @Option(names = "--partitions-log2", description = "protocol grid: log2 of partitions (default: ${DEFAULT-VALUE}, as the agent)")
+  @Option(
+      names = "--partitions-log2",
+      description = "protocol grid: log2 of partitions (default: ${DEFAULT-VALUE}, as the agent)")
   int partitionsLog2 = 4;
 
-  @Option(names = "--iblt-max-log2", description = "protocol grid: log2 of the largest table per partition (default: ${DEFAULT-VALUE}, as the agent)")
+  @Option(
+      names = "--iblt-max-log2",
+      description =
+          "protocol grid: log2 of the largest table per partition (default: ${DEFAULT-VALUE}, as the agent)")
   int ibltMaxLog2 = 15;
 
-  @Option(names = "--merkle-depth", description = "Merkle baseline depth (default: ${DEFAULT-VALUE}, as Cassandra)")
+  @Option(
+      names = "--merkle-depth",
+      description = "Merkle baseline depth (default: ${DEFAULT-VALUE}, as Cassandra)")
   int merkleDepth = 15;
 
   @Option(names = "--seed", description = "data seed (default: ${DEFAULT-VALUE})")
   long seed = 1;
 
-  @Option(names = "--latency-n", split = ",", paramLabel = "N", description = "records per agent for the latency rounds (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--latency-n",
+      split = ",",
+      paramLabel = "N",
+      description = "records per agent for the latency rounds (default: ${DEFAULT-VALUE})")
   List<Long> latencyNs = List.of(100_000L, 1_000_000L);
 
-  @Option(names = "--latency-d", paramLabel = "D", description = "difference for the latency rounds (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--latency-d",
+      paramLabel = "D",
+      description = "difference for the latency rounds (default: ${DEFAULT-VALUE})")
   long latencyD = 1000;
 
-  @Option(names = "--rounds", description = "timed dry-run rounds per n (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--rounds",
+      description = "timed dry-run rounds per n (default: ${DEFAULT-VALUE})")
   int rounds = 7;
 
-  @Option(names = "--warmup", description = "warm-up dry-run rounds per n (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--warmup",
+      description = "warm-up dry-run rounds per n (default: ${DEFAULT-VALUE})")
   int warmup = 10;
 
-  @Option(names = "--stream-records", description = "records per stream trial with small values (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--stream-records",
+      description = "records per stream trial with small values (default: ${DEFAULT-VALUE})")
   int streamRecords = 200_000;
 
-  @Option(names = "--stream-value-bytes", description = "small value size (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--stream-value-bytes",
+      description = "small value size (default: ${DEFAULT-VALUE})")
   int streamValueBytes = 100;
 
-  @Option(names = "--stream-large-records", description = "records per stream trial with large values (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--stream-large-records",
+      description = "records per stream trial with large values (default: ${DEFAULT-VALUE})")
   int streamLargeRecords = 4096;
 
-  @Option(names = "--stream-large-value-bytes", description = "large value size (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--stream-large-value-bytes",
+      description = "large value size (default: ${DEFAULT-VALUE})")
   int streamLargeValueBytes = 64 << 10;
 
-  @Option(names = "--stream-trials", description = "trials per stream configuration (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--stream-trials",
+      description = "trials per stream configuration (default: ${DEFAULT-VALUE})")
   int streamTrials = 3;
 
   @Override
@@ -100,15 +146,24 @@ final class BenchCommand implements Callable<Integer> {
     Set<String> ex = new LinkedHashSet<>(experiments);
     for (String e : ex) {
       if (!EXPERIMENTS.contains(e)) {
-        throw new CliException("bench: unknown experiment '" + e + "' (expected protocol, latency or stream)");
+        throw new CliException(
+            "bench: unknown experiment '" + e + "' (expected protocol, latency or stream)");
       }
     }
     long[] n = positive("--n", ns);
     long[] d = positive("--d", ds);
     long[] ln = positive("--latency-n", latencyNs);
-    if (trials < 1 || rounds < 1 || warmup < 0 || streamTrials < 1 || streamRecords < 1 || streamLargeRecords < 1
-        || streamValueBytes < 0 || streamLargeValueBytes < 0 || latencyD < 1) {
-      throw new CliException("bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1, --warmup >= 0");
+    if (trials < 1
+        || rounds < 1
+        || warmup < 0
+        || streamTrials < 1
+        || streamRecords < 1
+        || streamLargeRecords < 1
+        || streamValueBytes < 0
+        || streamLargeValueBytes < 0
+        || latencyD < 1) {
+      throw new CliException(
+          "bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1, --warmup >= 0");
     }
     if (merkleDepth < 1 || merkleDepth > 24) {
       throw new CliException("bench: --merkle-depth must be in [1, 24]");
@@ -118,22 +173,34 @@ final class BenchCommand implements Callable<Integer> {
     }
     Path work = this.work == null ? outDir.resolve("work") : this.work;
     if (Files.exists(work) && !isEmptyDir(work)) {
-      throw new CliException("bench: scratch folder " + work + " exists and is not empty (remove it or pass --work)");
+      throw new CliException(
+          "bench: scratch folder " + work + " exists and is not empty (remove it or pass --work)");
     }
     Bench.Config c =
         new Bench.Config(
             ex,
             new ProtocolBench.Config(n, d, trials, partitionsLog2, ibltMaxLog2, merkleDepth, seed),
-            ln, latencyD, warmup, rounds,
-            streamRecords, streamValueBytes, streamLargeRecords, streamLargeValueBytes, streamTrials,
-            outDir, work);
+            ln,
+            latencyD,
+            warmup,
+            rounds,
+            streamRecords,
+            streamValueBytes,
+            streamLargeRecords,
+            streamLargeValueBytes,
+            streamTrials,
+            outDir,
+            work);
     long t0 = System.nanoTime();
     Bench.Result r;
     try {
-      r = Bench.run(c, line -> {
-        err.println("bench: " + line);
-        err.flush();
-      });
+      r =
+          Bench.run(
+              c,
+              line -> {
+                err.println("bench: " + line);
+                err.flush();
+              });
     } finally {
       if (this.work == null && isEmptyDir(work)) {
         Files.deleteIfExists(work);
@@ -147,7 +214,8 @@ final class BenchCommand implements Callable<Integer> {
 
   private static long[] positive(String flag, List<Long> xs) {
     if (xs.isEmpty() || xs.stream().anyMatch(x -> x == null || x < 1)) {
-      throw new CliException("bench: " + flag + " needs positive numbers, e.g. " + flag + " 1,10,100");
+      throw new CliException(
+          "bench: " + flag + " needs positive numbers, e.g. " + flag + " 1,10,100");
     }
     return xs.stream().mapToLong(Long::longValue).distinct().sorted().toArray();
   }

@@ -20,7 +20,10 @@ final class ByteArena {
   private int nextSize = FIRST_CHUNK;
   private long bytes;
 
-  /** Appends {@code a[aOff, aOff+aLen)} then {@code b[bOff, bOff+bLen)} contiguously; returns the address. */
+  /**
+   * Appends {@code a[aOff, aOff+aLen)} then {@code b[bOff, bOff+bLen)} contiguously; returns the
+   * address.
+   */
   long append(byte[] a, int aOff, int aLen, byte[] b, int bOff, int bLen) {
     int len = aLen + bLen;
     if (len < 0) {

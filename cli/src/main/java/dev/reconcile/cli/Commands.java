@@ -8,8 +8,8 @@ final class Commands {
   private Commands() {}
 
   /**
-   * Runs {@code body}; a {@link CliException} (or any other failure) becomes one line on {@code err}
-   * and exit status 2, so the status is right however the {@code CommandLine} was built.
+   * Runs {@code body}; a {@link CliException} (or any other failure) becomes one line on {@code
+   * err} and exit status 2, so the status is right however the {@code CommandLine} was built.
    */
   static int guarded(PrintWriter err, Callable<Integer> body) {
     try {

@@ -38,16 +38,29 @@ import picocli.CommandLine.Spec;
 final class DemoCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(names = "--dir", paramLabel = "DIR", description = "data folder, wiped first (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--dir",
+      paramLabel = "DIR",
+      description = "data folder, wiped first (default: ${DEFAULT-VALUE})")
   Path dir = Path.of("demo-data");
 
-  @Option(names = "--keys", paramLabel = "N", description = "records per replica (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--keys",
+      paramLabel = "N",
+      description = "records per replica (default: ${DEFAULT-VALUE})")
   int keys = 100_000;
 
-  @Option(names = "--diff-percent", paramLabel = "P", description = "percent of keys differing, split between missing both ways, conflicts and deletes (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--diff-percent",
+      paramLabel = "P",
+      description =
+          "percent of keys differing, split between missing both ways, conflicts and deletes (default: ${DEFAULT-VALUE})")
   double diffPercent = 1.0;
 
-  @Option(names = "--value-bytes", paramLabel = "B", description = "value size (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--value-bytes",
+      paramLabel = "B",
+      description = "value size (default: ${DEFAULT-VALUE})")
   int valueBytes = 100;
 
   @Option(names = "--seed", description = "dataset seed (default: ${DEFAULT-VALUE})")
@@ -64,7 +77,9 @@ final class DemoCommand implements Callable<Integer> {
       throw new CliException("demo: --keys >= 1, --diff-percent in [0, 100], --value-bytes >= 0");
     }
     wipe(dir);
-    out.printf("reconcile demo: two agents under %s, %,d records each, %.2f%% differing%n", dir.toAbsolutePath(), keys, diffPercent);
+    out.printf(
+        "reconcile demo: two agents under %s, %,d records each, %.2f%% differing%n",
+        dir.toAbsolutePath(), keys, diffPercent);
     ReplicaAgent a = start("a");
     try (a;
         ReplicaAgent b = start("b")) {
@@ -72,31 +87,61 @@ final class DemoCommand implements Callable<Integer> {
       Divergence d = load(a.store(), b.store());
       out.printf(
           "loaded in %s: common %,d; only on a %,d; only on b %,d; conflicting versions %,d; deleted on a %,d%n",
-          Commands.seconds(System.nanoTime() - t0), d.common, d.onlyA, d.onlyB, d.conflicts, d.deletes);
+          Commands.seconds(System.nanoTime() - t0),
+          d.common,
+          d.onlyA,
+          d.onlyB,
+          d.conflicts,
+          d.deletes);
       RoundReport r =
-          a.repair(new HostPort("127.0.0.1", b.peerPort()), false).toCompletionStage().toCompletableFuture().get(10, TimeUnit.MINUTES);
+          a.repair(new HostPort("127.0.0.1", b.peerPort()), false)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(10, TimeUnit.MINUTES);
       if (!r.ok) {
         throw new CliException("repair round failed: " + r.error);
       }
       out.printf(
           "round: %d partitions (%d equal, %d by IBLT, %d by digest list), estimated difference %,d, actual %,d%n",
-          r.partitions, r.fastPath, r.ibltPartitions, r.fallbackPartitions, r.estimate, r.missingLocal + r.missingRemote);
+          r.partitions,
+          r.fastPath,
+          r.ibltPartitions,
+          r.fallbackPartitions,
+          r.estimate,
+          r.missingLocal + r.missingRemote);
       long cells = r.stats.ibltCells();
       out.printf(
           "tables: %,d cells sent in all, %d doublings, %d decode failures, %d fallbacks, %d round trips%n",
-          cells, r.stats.doublings(), r.stats.decodeFailures(), r.stats.fallbacks(), r.stats.roundTrips());
+          cells,
+          r.stats.doublings(),
+          r.stats.decodeFailures(),
+          r.stats.fallbacks(),
+          r.stats.roundTrips());
       out.printf(
           "protocol bytes: %,d (estimators %,d, IBLTs %,d, digest lists %,d, results %,d) = %.1f B per difference%n",
-          r.stats.bytesTotal(), r.stats.estimatorBytes(), r.stats.ibltBytes(), r.stats.digestBytes(), r.stats.resultBytes(),
+          r.stats.bytesTotal(),
+          r.stats.estimatorBytes(),
+          r.stats.ibltBytes(),
+          r.stats.digestBytes(),
+          r.stats.resultBytes(),
           (double) r.stats.bytesTotal() / Math.max(1, r.missingLocal + r.missingRemote));
       out.printf(
           "records streamed: a->b %,d (%,d B), b->a %,d (%,d B); applied %,d, stale %,d%n",
-          r.recordsSent, r.recordBytesSent, r.recordsReceived, r.recordBytesReceived, r.applied, r.stale);
+          r.recordsSent,
+          r.recordBytesSent,
+          r.recordsReceived,
+          r.recordBytesReceived,
+          r.applied,
+          r.stale);
       out.printf("time: session %d ms, whole round %d ms%n", r.sessionMillis, r.durationMillis);
-      boolean match = sameFingerprints(a.store(), b.store()) && a.store().recordCount() == b.store().recordCount();
+      boolean match =
+          sameFingerprints(a.store(), b.store())
+              && a.store().recordCount() == b.store().recordCount();
       out.printf(
           "replicas %s: %,d records each, %s%n",
-          match ? "MATCH" : "DIFFER", a.store().recordCount(), match ? "every partition fingerprint equal" : "fingerprints differ");
+          match ? "MATCH" : "DIFFER",
+          a.store().recordCount(),
+          match ? "every partition fingerprint equal" : "fingerprints differ");
       out.flush();
       return match ? 0 : 1;
     }
@@ -184,5 +229,4 @@ final class DemoCommand implements Callable<Integer> {
     FileTrees.delete(dir);
     Files.createDirectories(dir);
   }
-
 }

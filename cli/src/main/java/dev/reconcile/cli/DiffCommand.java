@@ -93,7 +93,9 @@ final class DiffCommand implements Callable<Integer> {
       if (!quiet) {
         summary(err, l, r, rec, counts, new long[] {t0, t1, t2, t3, t4});
       }
-      return counts[0] + counts[1] + counts[2] == 0 ? ReconcileCommand.SAME : ReconcileCommand.DIFFERENT;
+      return counts[0] + counts[1] + counts[2] == 0
+          ? ReconcileCommand.SAME
+          : ReconcileCommand.DIFFERENT;
     }
   }
 
@@ -127,7 +129,6 @@ final class DiffCommand implements Callable<Integer> {
     int fast = 0;
     int iblt = 0;
     int fallback = 0;
-    long cells = 0;
     for (PartitionOutcome o : rec.outcomes()) {
       actual += o.difference();
       if (o.estimate() >= 0 && o.path() != PartitionOutcome.Path.FAST) {
@@ -141,7 +142,7 @@ final class DiffCommand implements Callable<Integer> {
       }
     }
     SessionStats s = rec.stats();
-    cells = s.ibltCells();
+    long cells = s.ibltCells();
     err.println("reconcile: " + l.describe());
     err.println("reconcile: " + r.describe());
     err.printf(
@@ -157,13 +158,23 @@ final class DiffCommand implements Callable<Integer> {
     err.printf(
         "reconcile: protocol: %d bytes (handshake %d, fingerprints %d, estimators %d, IBLT %d,"
             + " digests %d, results %d), %d frames, %d round trips%n",
-        s.bytesTotal(), s.handshakeBytes(), s.fingerprintBytes(), s.estimatorBytes(), s.ibltBytes(),
-        s.digestBytes(), s.resultBytes(), s.framesSent() + s.framesReceived(), s.roundTrips());
+        s.bytesTotal(),
+        s.handshakeBytes(),
+        s.fingerprintBytes(),
+        s.estimatorBytes(),
+        s.ibltBytes(),
+        s.digestBytes(),
+        s.resultBytes(),
+        s.framesSent() + s.framesReceived(),
+        s.roundTrips());
     err.printf(
         "reconcile: time: left %s, right %s (read and sketch), reconcile %s, keys and output %s,"
             + " total %s%n",
-        Commands.seconds(t[1] - t[0]), Commands.seconds(t[2] - t[1]), Commands.seconds(t[3] - t[2]),
-        Commands.seconds(t[4] - t[3]), Commands.seconds(t[4] - t[0]));
+        Commands.seconds(t[1] - t[0]),
+        Commands.seconds(t[2] - t[1]),
+        Commands.seconds(t[3] - t[2]),
+        Commands.seconds(t[4] - t[3]),
+        Commands.seconds(t[4] - t[0]));
     err.flush();
   }
 }

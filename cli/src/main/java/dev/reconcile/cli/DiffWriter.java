@@ -18,8 +18,8 @@ import java.util.Base64;
  *   <li>ndjson: one {@code {"side":..,"key":..,"key_b64":..}} object per line.
  * </ul>
  *
- * {@code side} is {@code left} (only on the left), {@code right} (only on the right) or {@code both}
- * (different values). {@code key} is the key decoded as UTF-8 (invalid bytes become U+FFFD);
+ * {@code side} is {@code left} (only on the left), {@code right} (only on the right) or {@code
+ * both} (different values). {@code key} is the key decoded as UTF-8 (invalid bytes become U+FFFD);
  * {@code key_b64} is the exact key bytes in standard base64.
  */
 abstract class DiffWriter {

@@ -9,8 +9,8 @@ import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.PartitionSketches;
-import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.Sizing;
+import dev.reconcile.core.SketchParams;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -25,9 +25,10 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code reconcile estimate LEFT RIGHT}: the estimated difference and what reconciling it would
- * cost, from fingerprints and estimators only (no table is decoded). Per partition it plans what the
- * initiator of a session would: {@code cells = Sizing.cellsFor(ceil(d * sizingFactor))}, rounded up
- * to an allowed shape, or the sorted digest list when the table would not fit or cost more.
+ * cost, from fingerprints and estimators only (no table is decoded). Per partition it plans what
+ * the initiator of a session would: {@code cells = Sizing.cellsFor(ceil(d * sizingFactor))},
+ * rounded up to an allowed shape, or the sorted digest list when the table would not fit or cost
+ * more.
  */
 @Command(
     name = "estimate",
@@ -76,7 +77,10 @@ final class EstimateCommand implements Callable<Integer> {
       int fallbackPartitions,
       long digestBytes) {
     long totalBytes() {
-      return ibltBytes + estimatorBytes + digestBytes + (long) partitions * 2 * Fingerprint.WIRE_BYTES;
+      return ibltBytes
+          + estimatorBytes
+          + digestBytes
+          + (long) partitions * 2 * Fingerprint.WIRE_BYTES;
     }
   }
 
@@ -100,7 +104,8 @@ final class EstimateCommand implements Callable<Integer> {
       plan = plan(l.sketches(params, estimators), r.sketches(params, estimators));
     }
     if (format == Format.json) {
-      JsonGenerator g = new JsonFactory().createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+      JsonGenerator g =
+          new JsonFactory().createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
       g.writeStartObject();
       g.writeStringField("left", left);
       g.writeStringField("right", right);
@@ -119,13 +124,18 @@ final class EstimateCommand implements Callable<Integer> {
       g.flush();
       out.println();
     } else {
-      out.printf("estimated difference: %d elements (%d of %d partitions differ)%n",
+      out.printf(
+          "estimated difference: %d elements (%d of %d partitions differ)%n",
           plan.estimate(), plan.differing(), plan.partitions());
-      out.printf("IBLT: %d cells (%d wanted by the sizing rule before shape rounding), %d bytes%n",
+      out.printf(
+          "IBLT: %d cells (%d wanted by the sizing rule before shape rounding), %d bytes%n",
           plan.cells(), plan.cellsWanted(), plan.ibltBytes());
       out.printf("estimators: %d bytes%n", plan.estimatorBytes());
-      out.printf("digest-list fallback: %d partitions, %d bytes%n", plan.fallbackPartitions(), plan.digestBytes());
-      out.printf("total: about %d bytes on the wire before any doubling (excluding handshake and results)%n",
+      out.printf(
+          "digest-list fallback: %d partitions, %d bytes%n",
+          plan.fallbackPartitions(), plan.digestBytes());
+      out.printf(
+          "total: about %d bytes on the wire before any doubling (excluding handshake and results)%n",
           plan.totalBytes());
     }
     out.flush();
@@ -156,7 +166,8 @@ final class EstimateCommand implements Callable<Integer> {
       long d = el.estimate(er.toProto());
       estimate += d;
       if (fl.count() * 8 <= er.wireBytes()) {
-        // The responder asks for the initiator's list outright when it is smaller than an estimator.
+        // The responder asks for the initiator's list outright when it is smaller than an
+        // estimator.
         fallbacks++;
         digestBytes += fl.count() * 8;
         continue;
@@ -174,7 +185,15 @@ final class EstimateCommand implements Callable<Integer> {
       }
     }
     return new Plan(
-        params.partitions(), differing, records, estimate, wanted, cells,
-        cells * CellLayout.WIDE.cellBytes(), estimatorBytes, fallbacks, digestBytes);
+        params.partitions(),
+        differing,
+        records,
+        estimate,
+        wanted,
+        cells,
+        cells * CellLayout.WIDE.cellBytes(),
+        estimatorBytes,
+        fallbacks,
+        digestBytes);
   }
 }

@@ -18,12 +18,14 @@ import java.util.zip.ZipException;
  * <ul>
  *   <li>Lines end at LF ({@code 0x0a}); a final line without LF counts; no other byte is special.
  *   <li>The key is everything before the first TAB, the value everything after it (further TABs
- *       belong to the value). A line without TAB has the empty value, so {@code k} and {@code k<TAB>}
- *       are the same record. An empty line is a record with the empty key.
- *   <li>Bytes are taken as they are (no charset): keys and values may hold NUL, 0xff, invalid UTF-8.
+ *       belong to the value). A line without TAB has the empty value, so {@code k} and {@code
+ *       k<TAB>} are the same record. An empty line is a record with the empty key.
+ *   <li>Bytes are taken as they are (no charset): keys and values may hold NUL, 0xff, invalid
+ *       UTF-8.
  *   <li>A CR before the LF is part of the line (as in diff(1)) unless {@code --strip-trailing-cr}.
  *   <li>Gzip (one or more members) is decompressed when the file starts with the gzip magic bytes
- *       {@code 1f 8b} or its name ends in {@code .gz}; a {@code .gz} file that is not gzip is an error.
+ *       {@code 1f 8b} or its name ends in {@code .gz}; a {@code .gz} file that is not gzip is an
+ *       error.
  * </ul>
  */
 final class FileSource implements RecordSource {
@@ -60,9 +62,15 @@ final class FileSource implements RecordSource {
       throw new CliException(label + ": Permission denied");
     } catch (ZipException | EOFException e) {
       throw new CliException(
-          label + ": " + (gzip ? "corrupt gzip input" : "read error") + " (" + e.getMessage() + ")");
+          label
+              + ": "
+              + (gzip ? "corrupt gzip input" : "read error")
+              + " ("
+              + e.getMessage()
+              + ")");
     } catch (IOException e) {
-      throw new CliException(label + ": " + (gzip ? "corrupt gzip input or " : "") + "read error (" + e + ")");
+      throw new CliException(
+          label + ": " + (gzip ? "corrupt gzip input or " : "") + "read error (" + e + ")");
     }
   }
 

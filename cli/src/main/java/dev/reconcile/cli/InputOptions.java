@@ -18,7 +18,8 @@ final class InputOptions {
       names = "--partitions-log2",
       defaultValue = "4",
       paramLabel = "B",
-      description = "Split the keys into 2^B partitions by key hash (0..16, default: ${DEFAULT-VALUE}).")
+      description =
+          "Split the keys into 2^B partitions by key hash (0..16, default: ${DEFAULT-VALUE}).")
   int partitionsLog2;
 
   @Option(

@@ -6,13 +6,14 @@ package dev.reconcile.cli;
  * <ul>
  *   <li>{@code \} becomes {@code \\}; TAB, LF, CR become {@code \t}, {@code \n}, {@code \r};
  *   <li>every other byte below 0x20, and 0x7f, becomes {@code \xHH} (two lower-case hex digits);
- *   <li>a well-formed UTF-8 sequence (shortest form, no surrogates, at most U+10FFFF) passes through,
- *       except the C1 controls U+0080..U+009F, whose two bytes are written {@code \xc2\xHH};
+ *   <li>a well-formed UTF-8 sequence (shortest form, no surrogates, at most U+10FFFF) passes
+ *       through, except the C1 controls U+0080..U+009F, whose two bytes are written {@code
+ *       \xc2\xHH};
  *   <li>every byte that is not part of a well-formed UTF-8 sequence becomes {@code \xHH}.
  * </ul>
  *
- * The result therefore contains no control character and is valid UTF-8; {@link #unescape} gives the
- * original bytes back.
+ * The result therefore contains no control character and is valid UTF-8; {@link #unescape} gives
+ * the original bytes back.
  */
 final class KeyEscaper {
   private static final char[] HEX = "0123456789abcdef".toCharArray();
@@ -141,7 +142,9 @@ final class KeyEscaper {
           if (i + 2 >= u.length) {
             throw new IllegalArgumentException("short \\x escape in " + s);
           }
-          out.write(Integer.parseInt(new String(u, i + 1, 2, java.nio.charset.StandardCharsets.US_ASCII), 16));
+          out.write(
+              Integer.parseInt(
+                  new String(u, i + 1, 2, java.nio.charset.StandardCharsets.US_ASCII), 16));
           i += 2;
         }
         default -> throw new IllegalArgumentException("unknown escape \\" + e + " in " + s);

@@ -39,7 +39,8 @@ final class KeyList {
 
   /** Unsigned bytewise comparison of key {@code i} here with key {@code j} of {@code o}. */
   int compare(int i, KeyList o, int j) {
-    return Arrays.compareUnsigned(data, off[i], off[i] + len[i], o.data, o.off[j], o.off[j] + o.len[j]);
+    return Arrays.compareUnsigned(
+        data, off[i], off[i] + len[i], o.data, o.off[j], o.off[j] + o.len[j]);
   }
 
   /** Collects keys, then sorts them. */
@@ -73,10 +74,10 @@ final class KeyList {
     /**
      * Sorts the keys (unsigned bytewise) and lays them out in that order. Sorting is MSD by 8-byte
      * chunks: the big-endian chunk at depth 0 of every key is sorted as a primitive {@code long}
-     * with the key index alongside; each run of equal chunks is ordered by the bytes left (a key that
-     * ends inside the chunk sorts before a longer one), and the keys with more bytes are sorted
-     * again at depth 8, and so on. Each level reads a key once, so the sort runs on cache-friendly
-     * {@code long[]} instead of comparing scattered keys.
+     * with the key index alongside; each run of equal chunks is ordered by the bytes left (a key
+     * that ends inside the chunk sorts before a longer one), and the keys with more bytes are
+     * sorted again at depth 8, and so on. Each level reads a key once, so the sort runs on
+     * cache-friendly {@code long[]} instead of comparing scattered keys.
      */
     KeyList build() {
       int[] perm = new int[n];
@@ -130,7 +131,8 @@ final class KeyList {
               longer = c;
               longerEnd = b;
             }
-            // scratch[a, b) now holds lengths; restore chunks for the run scan (only scratch[b] on).
+            // scratch[a, b) now holds lengths; restore chunks for the run scan (only scratch[b]
+            // on).
           }
           a = b;
         }

@@ -17,16 +17,16 @@ import java.util.List;
  */
 final class LocalReconciliation {
   private static final String CLUSTER = "reconcile-cli";
+
   /** No cap on the result size: a local diff may legitimately list every record. */
   private static final SessionLimits LIMITS = new SessionLimits(Integer.MAX_VALUE - 8, 1 << 16);
+
   private static final int MAX_ROUNDS = 10_000_000;
 
   private final ReconcileSession initiator;
-  private final ReconcileSession responder;
 
-  private LocalReconciliation(ReconcileSession initiator, ReconcileSession responder) {
+  private LocalReconciliation(ReconcileSession initiator) {
     this.initiator = initiator;
-    this.responder = responder;
   }
 
   static LocalReconciliation run(PartitionSketches left, PartitionSketches right) {
@@ -37,7 +37,8 @@ final class LocalReconciliation {
     i.start();
     for (int round = 0; ; round++) {
       if (round > MAX_ROUNDS) {
-        throw new IllegalStateException("reconciliation did not finish in " + MAX_ROUNDS + " exchanges");
+        throw new IllegalStateException(
+            "reconciliation did not finish in " + MAX_ROUNDS + " exchanges");
       }
       boolean moved = false;
       Envelope e;
@@ -55,10 +56,13 @@ final class LocalReconciliation {
     }
     if (!i.succeeded() || !r.succeeded()) {
       String why =
-          i.failure().map(Object::toString).or(() -> r.failure().map(Object::toString)).orElse("did not finish");
+          i.failure()
+              .map(Object::toString)
+              .or(() -> r.failure().map(Object::toString))
+              .orElse("did not finish");
       throw new IllegalStateException("reconciliation failed: " + why);
     }
-    return new LocalReconciliation(i, r);
+    return new LocalReconciliation(i);
   }
 
   List<PartitionOutcome> outcomes() {

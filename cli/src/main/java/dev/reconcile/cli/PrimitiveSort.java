@@ -7,9 +7,9 @@ final class PrimitiveSort {
   private PrimitiveSort() {}
 
   /**
-   * Sorts {@code keys[0, n)} as unsigned 64-bit values and permutes {@code idx} alongside; equal keys
-   * are ordered by {@code idx}, so the result is the same as a stable sort when {@code idx} starts
-   * ascending. Quicksort with a median-of-three pivot and insertion sort for short ranges.
+   * Sorts {@code keys[0, n)} as unsigned 64-bit values and permutes {@code idx} alongside; equal
+   * keys are ordered by {@code idx}, so the result is the same as a stable sort when {@code idx}
+   * starts ascending. Quicksort with a median-of-three pivot and insertion sort for short ranges.
    */
   static void sortUnsigned(long[] keys, int[] idx, int n) {
     sortUnsigned(keys, idx, 0, n);

@@ -3,9 +3,9 @@ package dev.reconcile.cli;
 import java.io.PrintWriter;
 
 /**
- * A one-line progress indicator on stderr, redrawn with {@code \r} at most five times a second. Only
- * enabled when stderr is a terminal ({@code System.console() != null}), so redirected or captured
- * stderr never sees it.
+ * A one-line progress indicator on stderr, redrawn with {@code \r} at most five times a second.
+ * Only enabled when stderr is a terminal ({@code System.console() != null}), so redirected or
+ * captured stderr never sees it.
  */
 final class Progress {
   private static final long INTERVAL_NANOS = 200_000_000L;
@@ -19,6 +19,7 @@ final class Progress {
     this.enabled = enabled;
   }
 
+  @SuppressWarnings("SystemConsoleNull") // Java 17: null when not a terminal
   static Progress forTerminal(PrintWriter err) {
     return new Progress(err, System.console() != null);
   }
@@ -37,7 +38,8 @@ final class Progress {
       return;
     }
     last = now;
-    String s = String.format("reading %s: %,d records, %.1f MiB", label, records, bytes / 1048576.0);
+    String s =
+        String.format("reading %s: %,d records, %.1f MiB", label, records, bytes / 1048576.0);
     err.print("\r" + s + " ".repeat(Math.max(0, shown - s.length())));
     err.flush();
     shown = s.length();

@@ -40,8 +40,10 @@ import picocli.CommandLine.Spec;
 public final class ReconcileCommand implements Callable<Integer> {
   /** Exit status: the inputs are the same. */
   static final int SAME = 0;
+
   /** Exit status: the inputs differ. */
   static final int DIFFERENT = 1;
+
   /** Exit status: trouble (bad arguments, missing or corrupt input). */
   static final int TROUBLE = 2;
 
@@ -98,10 +100,14 @@ public final class ReconcileCommand implements Callable<Integer> {
     CommandLine cl = commandLine(new ReconcileCommand());
     PrintWriter out =
         new PrintWriter(
-            new OutputStreamWriter(new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8), false);
+            new OutputStreamWriter(
+                new FileOutputStream(FileDescriptor.out), StandardCharsets.UTF_8),
+            false);
     PrintWriter err =
         new PrintWriter(
-            new OutputStreamWriter(new FileOutputStream(FileDescriptor.err), StandardCharsets.UTF_8), true);
+            new OutputStreamWriter(
+                new FileOutputStream(FileDescriptor.err), StandardCharsets.UTF_8),
+            true);
     cl.setOut(out);
     cl.setErr(err);
     int status = cl.execute(args);

@@ -53,7 +53,9 @@ final class RecordSide implements Side {
       sb.append(", ").append(table.duplicateLines()).append(" records dropped for a repeated key");
     }
     if (table.conflictingKeys() > 0) {
-      sb.append(", ").append(table.conflictingKeys()).append(" keys with several values (last wins)");
+      sb.append(", ")
+          .append(table.conflictingKeys())
+          .append(" keys with several values (last wins)");
     }
     return sb.append(", ").append(table.bytes()).append(" bytes of keys and values").toString();
   }

@@ -11,9 +11,9 @@ import java.util.function.Consumer;
  * The records of one local input (a file or a plain RocksDB), held without one object per record.
  *
  * <p>Layout: key and value bytes of record {@code i} lie contiguously in a {@link ByteArena} at
- * {@code addr[i]} ({@code keyLen[i]} key bytes, then {@code valLen[i]} value bytes). Parallel arrays
- * hold the key hash and the element {@code spec.element(keyHash, 0, 0, false, valueHash)}: the
- * identity of a record is its key and value, as version, origin and tombstone do not exist in a
+ * {@code addr[i]} ({@code keyLen[i]} key bytes, then {@code valLen[i]} value bytes). Parallel
+ * arrays hold the key hash and the element {@code spec.element(keyHash, 0, 0, false, valueHash)}:
+ * the identity of a record is its key and value, as version, origin and tombstone do not exist in a
  * plain file. About 24 bytes per record beyond the data, plus transient sort arrays.
  *
  * <p>After loading, {@link #dedupe} keeps one record per key (the last one read), and the live
@@ -71,9 +71,10 @@ final class RecordTable {
   }
 
   /**
-   * Keeps one record per key: the last one read. Every earlier record of the key is dropped (counted
-   * in {@link #duplicateLines}); a key whose records do not all have the same value is reported to
-   * {@code warn} (the first few keys, then a count) and counted in {@link #conflictingKeys}.
+   * Keeps one record per key: the last one read. Every earlier record of the key is dropped
+   * (counted in {@link #duplicateLines}); a key whose records do not all have the same value is
+   * reported to {@code warn} (the first few keys, then a count) and counted in {@link
+   * #conflictingKeys}.
    *
    * <p>Sorts (key hash, record number) pairs; records with equal key hashes are then grouped by
    * their key bytes, so even a 64-bit key-hash collision between different keys is handled.
@@ -102,7 +103,10 @@ final class RecordTable {
     }
     if (conflictingKeys > MAX_WARNINGS) {
       warn.accept(
-          label + ": " + (conflictingKeys - MAX_WARNINGS) + " more keys with different values (last one wins)");
+          label
+              + ": "
+              + (conflictingKeys - MAX_WARNINGS)
+              + " more keys with different values (last one wins)");
     }
     live = Arrays.copyOf(keep, m);
     Arrays.sort(live); // input order: deterministic scans, better locality
@@ -110,9 +114,11 @@ final class RecordTable {
 
   /**
    * Records {@code idx[from, to)} share a key hash and are in input order. Linear when they share
-   * the key too (the usual case: repeated lines); quadratic only for a true 64-bit key-hash collision.
+   * the key too (the usual case: repeated lines); quadratic only for a true 64-bit key-hash
+   * collision.
    */
-  private int resolveRun(int[] idx, int from, int to, int[] keep, int m, String label, Consumer<String> warn) {
+  private int resolveRun(
+      int[] idx, int from, int to, int[] keep, int m, String label, Consumer<String> warn) {
     boolean oneKey = true;
     for (int a = from + 1; a < to && oneKey; a++) {
       oneKey = sameKey(idx[from], idx[a]);
@@ -148,7 +154,8 @@ final class RecordTable {
   }
 
   /** {@code ids[from, to)} are the records of one key in input order; the last one wins. */
-  private void keepLast(int[] ids, int from, int to, int first, String label, Consumer<String> warn) {
+  private void keepLast(
+      int[] ids, int from, int to, int first, String label, Consumer<String> warn) {
     int winner = ids[to - 1];
     duplicateLines += to - from - 1;
     for (int a = from; a < to - 1; a++) {
@@ -156,9 +163,15 @@ final class RecordTable {
         conflictingKeys++;
         if (conflictingKeys <= MAX_WARNINGS) {
           warn.accept(
-              label + ": key '" + KeyEscaper.escape(arena.chunk(addr[first]), ByteArena.offset(addr[first]), keyLen[first])
-                  + "' has " + (to - from) + " records with different values; the last one (record "
-                  + (winner + 1) + ") wins");
+              label
+                  + ": key '"
+                  + KeyEscaper.escape(
+                      arena.chunk(addr[first]), ByteArena.offset(addr[first]), keyLen[first])
+                  + "' has "
+                  + (to - from)
+                  + " records with different values; the last one (record "
+                  + (winner + 1)
+                  + ") wins");
         }
         return;
       }
@@ -168,15 +181,20 @@ final class RecordTable {
   private boolean sameKey(int a, int b) {
     return keyLen[a] == keyLen[b]
         && Arrays.equals(
-            arena.chunk(addr[a]), ByteArena.offset(addr[a]), ByteArena.offset(addr[a]) + keyLen[a],
-            arena.chunk(addr[b]), ByteArena.offset(addr[b]), ByteArena.offset(addr[b]) + keyLen[b]);
+            arena.chunk(addr[a]),
+            ByteArena.offset(addr[a]),
+            ByteArena.offset(addr[a]) + keyLen[a],
+            arena.chunk(addr[b]),
+            ByteArena.offset(addr[b]),
+            ByteArena.offset(addr[b]) + keyLen[b]);
   }
 
   private boolean sameValue(int a, int b) {
     int oa = ByteArena.offset(addr[a]) + keyLen[a];
     int ob = ByteArena.offset(addr[b]) + keyLen[b];
     return valLen[a] == valLen[b]
-        && Arrays.equals(arena.chunk(addr[a]), oa, oa + valLen[a], arena.chunk(addr[b]), ob, ob + valLen[b]);
+        && Arrays.equals(
+            arena.chunk(addr[a]), oa, oa + valLen[a], arena.chunk(addr[b]), ob, ob + valLen[b]);
   }
 
   /** Distinct keys after {@link #dedupe}. */

@@ -37,9 +37,11 @@ final class RemoteSketches implements PartitionSketches {
   private final long estimatorWireBytes;
   private final Duration timeout;
   private Fingerprint[] fingerprints;
-  private final Map<Integer, long[]> flipped = new HashMap<>(); // element ^ MIN_VALUE, sorted signed
+  private final Map<Integer, long[]> flipped =
+      new HashMap<>(); // element ^ MIN_VALUE, sorted signed
 
-  private RemoteSketches(AgentSideHttp http, SketchParams params, EstimatorFactory estimators, Duration timeout) {
+  private RemoteSketches(
+      AgentSideHttp http, SketchParams params, EstimatorFactory estimators, Duration timeout) {
     this.http = http;
     this.params = params;
     DifferenceEstimator probe = estimators.create(params.spec());
@@ -52,7 +54,8 @@ final class RemoteSketches implements PartitionSketches {
    * Connects and checks that the agent's sketch parameters are {@code expected} (hash, seed
    * fingerprint, partitions, table sizes, estimator): the session could not combine anything else.
    */
-  static RemoteSketches open(AgentSideHttp http, SketchParams expected, EstimatorFactory estimators, Duration timeout) {
+  static RemoteSketches open(
+      AgentSideHttp http, SketchParams expected, EstimatorFactory estimators, Duration timeout) {
     byte[] b = http.getBytes("/sketch/params", timeout);
     dev.reconcile.core.wire.SketchParams remote;
     try {
@@ -63,7 +66,11 @@ final class RemoteSketches implements PartitionSketches {
     dev.reconcile.core.wire.SketchParams mine = expected.toProto();
     if (!remote.equals(mine)) {
       throw new CliException(
-          http.label() + ": the agent's sketch parameters {" + oneLine(remote) + "} differ from this side's {" + oneLine(mine)
+          http.label()
+              + ": the agent's sketch parameters {"
+              + oneLine(remote)
+              + "} differ from this side's {"
+              + oneLine(mine)
               + "}; pass the agent's --hash-seed, --partitions-log2 and --iblt-max-log2");
     }
     return new RemoteSketches(http, expected, estimators, timeout);
@@ -82,7 +89,10 @@ final class RemoteSketches implements PartitionSketches {
   public Fingerprint fingerprint(int partition) {
     if (fingerprints == null) {
       try {
-        fingerprints = Wire.unpackFingerprints(ByteString.copyFrom(http.getBytes("/sketch/fingerprints", timeout)), params.partitions());
+        fingerprints =
+            Wire.unpackFingerprints(
+                ByteString.copyFrom(http.getBytes("/sketch/fingerprints", timeout)),
+                params.partitions());
       } catch (ProtocolException e) {
         throw new CliException(http.label() + ": bad fingerprints: " + e.getMessage());
       }
@@ -99,11 +109,20 @@ final class RemoteSketches implements PartitionSketches {
 
   @Override
   public Iblt iblt(int partition, IbltShape shape) {
-    byte[] b = http.getBytes("/sketch/iblt?partition=" + partition + "&base=" + shape.base() + "&log2=" + shape.log2(), timeout);
+    byte[] b =
+        http.getBytes(
+            "/sketch/iblt?partition="
+                + partition
+                + "&base="
+                + shape.base()
+                + "&log2="
+                + shape.log2(),
+            timeout);
     try {
       return Wire.readIblt(dev.reconcile.core.wire.Iblt.parseFrom(b), params, shape);
     } catch (InvalidProtocolBufferException | ProtocolException e) {
-      throw new CliException(http.label() + ": bad table for partition " + partition + ": " + e.getMessage());
+      throw new CliException(
+          http.label() + ": bad table for partition " + partition + ": " + e.getMessage());
     }
   }
 
@@ -137,7 +156,9 @@ final class RemoteSketches implements PartitionSketches {
     return flipped.computeIfAbsent(
         partition,
         p -> {
-          long[] a = Wire.unpackLongsUnchecked(ByteString.copyFrom(http.getBytes("/sketch/elements?partition=" + p, timeout)));
+          long[] a =
+              Wire.unpackLongsUnchecked(
+                  ByteString.copyFrom(http.getBytes("/sketch/elements?partition=" + p, timeout)));
           for (int i = 0; i < a.length; i++) {
             a[i] ^= Long.MIN_VALUE;
           }
@@ -185,7 +206,8 @@ final class RemoteSketches implements PartitionSketches {
     @Override
     public Estimator toProto() {
       try {
-        return Estimator.parseFrom(http.getBytes("/sketch/estimator?partitions=" + list(), timeout));
+        return Estimator.parseFrom(
+            http.getBytes("/sketch/estimator?partitions=" + list(), timeout));
       } catch (InvalidProtocolBufferException e) {
         throw new CliException(http.label() + ": /sketch/estimator is not an Estimator message");
       }
@@ -193,7 +215,8 @@ final class RemoteSketches implements PartitionSketches {
 
     @Override
     public long estimate(Estimator remote) throws FormatException {
-      byte[] b = http.postBytes("/sketch/estimate?partitions=" + list(), remote.toByteArray(), timeout);
+      byte[] b =
+          http.postBytes("/sketch/estimate?partitions=" + list(), remote.toByteArray(), timeout);
       JsonObject j;
       try {
         j = new JsonObject(new String(b, StandardCharsets.UTF_8));

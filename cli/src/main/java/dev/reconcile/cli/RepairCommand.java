@@ -74,22 +74,37 @@ final class RepairCommand implements Callable<Integer> {
   @Option(names = "--dry-run", description = "report what would move, move nothing")
   boolean dryRun;
 
-  @Option(names = "--token", paramLabel = "TOKEN", description = "agents: bearer token (the admin token: repair is a write)")
+  @Option(
+      names = "--token",
+      paramLabel = "TOKEN",
+      description = "agents: bearer token (the admin token: repair is a write)")
   String token;
 
   @Option(names = "--https", description = "agents: their HTTP API is HTTPS (http-tls)")
   boolean https;
 
-  @Option(names = "--timeout", paramLabel = "SECONDS", description = "agents: longest wait for the round (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--timeout",
+      paramLabel = "SECONDS",
+      description = "agents: longest wait for the round (default: ${DEFAULT-VALUE})")
   int timeoutSeconds = 600;
 
-  @Option(names = "--hash-seed", paramLabel = "SECRET", description = "directories: the agents' hash-seed (default: the agent default)")
+  @Option(
+      names = "--hash-seed",
+      paramLabel = "SECRET",
+      description = "directories: the agents' hash-seed (default: the agent default)")
   String hashSeed = AgentConfig.DEFAULTS.get("hash-seed");
 
-  @Option(names = "--partitions-log2", paramLabel = "N", description = "directories: the agents' partitions-log2 (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--partitions-log2",
+      paramLabel = "N",
+      description = "directories: the agents' partitions-log2 (default: ${DEFAULT-VALUE})")
   int partitionsLog2 = Integer.parseInt(AgentConfig.DEFAULTS.get("partitions-log2"));
 
-  @Option(names = "--iblt-max-log2", paramLabel = "N", description = "directories: the agents' iblt-max-log2 (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--iblt-max-log2",
+      paramLabel = "N",
+      description = "directories: the agents' iblt-max-log2 (default: ${DEFAULT-VALUE})")
   int ibltMaxLog2 = Integer.parseInt(AgentConfig.DEFAULTS.get("iblt-max-log2"));
 
   @Override
@@ -110,10 +125,17 @@ final class RepairCommand implements Callable<Integer> {
     }
     for (String s : List.of(left, right)) {
       if (!s.startsWith(AgentSideHttp.PREFIX) && !s.startsWith("rocksdb:")) {
-        throw new CliException(s + ": expected agent:HOST:PORT (a running agent's HTTP address) or rocksdb:PATH (a stopped agent's data directory)");
+        throw new CliException(
+            s
+                + ": expected agent:HOST:PORT (a running agent's HTTP address) or rocksdb:PATH (a stopped agent's data directory)");
       }
     }
-    throw new CliException("repair: both sides must be agents or both directories (got " + left + " and " + right + ")");
+    throw new CliException(
+        "repair: both sides must be agents or both directories (got "
+            + left
+            + " and "
+            + right
+            + ")");
   }
 
   // ------------------------------------------------------------------------------------- agents
@@ -121,20 +143,24 @@ final class RepairCommand implements Callable<Integer> {
   private int agents() {
     PrintWriter out = spec.commandLine().getOut();
     Duration connect = Duration.ofSeconds(10);
-    AgentSideHttp l = new AgentSideHttp(left, AgentSideHttp.parse(left, false), token, https, connect);
-    AgentSideHttp r = new AgentSideHttp(right, AgentSideHttp.parse(right, false), token, https, connect);
+    AgentSideHttp l =
+        new AgentSideHttp(left, AgentSideHttp.parse(left, false), token, https, connect);
+    AgentSideHttp r =
+        new AgentSideHttp(right, AgentSideHttp.parse(right, false), token, https, connect);
     JsonObject status = r.getJson("/status", connect);
     Integer peerPort = status.getInteger("peerPort");
     if (peerPort == null || peerPort <= 0) {
       throw new CliException(right + ": /status has no peerPort (is it a reconcile agent?)");
     }
     HostPort peer = new HostPort(r.address().host(), peerPort);
-    String path = "/repair?peer=" + AgentSideHttp.query(peer.toString()) + (dryRun ? "&dryRun=true" : "");
+    String path =
+        "/repair?peer=" + AgentSideHttp.query(peer.toString()) + (dryRun ? "&dryRun=true" : "");
     AgentSideHttp.Response resp = l.postJson(path, Duration.ofSeconds(Math.max(1, timeoutSeconds)));
     JsonObject rep = resp.body();
     if (resp.status() / 100 != 2 || !Boolean.TRUE.equals(rep.getBoolean("ok"))) {
       String why = rep.getString("error", "HTTP " + resp.status());
-      throw new CliException("repair " + left + " -> " + right + " failed: " + why.replace('\n', ' '));
+      throw new CliException(
+          "repair " + left + " -> " + right + " failed: " + why.replace('\n', ' '));
     }
     printAgentReport(out, rep, status.getString("nodeId", right));
     out.flush();
@@ -146,27 +172,51 @@ final class RepairCommand implements Callable<Integer> {
     long mr = j.getLong("missingRemote", 0L);
     out.printf(
         "%s %s with %s (node %s): %d partitions, %d equal, %d by IBLT, %d by digest list; difference %,d (estimated %,d)%n",
-        dryRun ? "dry run:" : "repaired:", left, right, rightNode, j.getInteger("partitions", 0), j.getInteger("fastPath", 0),
-        j.getInteger("ibltPartitions", 0), j.getInteger("fallbackPartitions", 0), ml + mr, j.getLong("estimatedDifference", 0L));
+        dryRun ? "dry run:" : "repaired:",
+        left,
+        right,
+        rightNode,
+        j.getInteger("partitions", 0),
+        j.getInteger("fastPath", 0),
+        j.getInteger("ibltPartitions", 0),
+        j.getInteger("fallbackPartitions", 0),
+        ml + mr,
+        j.getLong("estimatedDifference", 0L));
     if (dryRun) {
-      out.printf("would send left -> right %,d records, right -> left %,d records; nothing moved%n", mr, ml);
+      out.printf(
+          "would send left -> right %,d records, right -> left %,d records; nothing moved%n",
+          mr, ml);
     } else {
       out.printf(
           "records left -> right %,d (%,d B), right -> left %,d (%,d B); applied on left %,d, stale %,d, duplicate %,d%n",
-          j.getLong("recordsSent", 0L), j.getLong("recordBytesSent", 0L), j.getLong("recordsReceived", 0L),
-          j.getLong("recordBytesReceived", 0L), j.getLong("applied", 0L), j.getLong("stale", 0L), j.getLong("duplicate", 0L));
+          j.getLong("recordsSent", 0L),
+          j.getLong("recordBytesSent", 0L),
+          j.getLong("recordsReceived", 0L),
+          j.getLong("recordBytesReceived", 0L),
+          j.getLong("applied", 0L),
+          j.getLong("stale", 0L),
+          j.getLong("duplicate", 0L));
     }
     JsonObject p = j.getJsonObject("protocol");
     if (p != null) {
       out.printf(
           "protocol: %,d bytes (estimator %,d, IBLT %,d, digest lists %,d, results %,d), %d round trips, %d doublings, %d fallbacks%n",
-          p.getLong("bytesSent", 0L) + p.getLong("bytesReceived", 0L), p.getLong("estimatorBytes", 0L), p.getLong("ibltBytes", 0L),
-          p.getLong("digestBytes", 0L), p.getLong("resultBytes", 0L), p.getInteger("roundTrips", 0), p.getInteger("doublings", 0),
+          p.getLong("bytesSent", 0L) + p.getLong("bytesReceived", 0L),
+          p.getLong("estimatorBytes", 0L),
+          p.getLong("ibltBytes", 0L),
+          p.getLong("digestBytes", 0L),
+          p.getLong("resultBytes", 0L),
+          p.getInteger("roundTrips", 0),
+          p.getInteger("doublings", 0),
           p.getInteger("fallbacks", 0));
     }
-    out.printf("time: session %s ms, round %s ms%n", j.getValue("sessionMillis"), j.getValue("durationMillis"));
+    out.printf(
+        "time: session %s ms, round %s ms%n",
+        j.getValue("sessionMillis"), j.getValue("durationMillis"));
     if (!j.getJsonArray("stillDiffering", new io.vertx.core.json.JsonArray()).isEmpty()) {
-      out.println("partitions still differing after the round (concurrent writes?): " + j.getJsonArray("stillDiffering").encode());
+      out.println(
+          "partitions still differing after the round (concurrent writes?): "
+              + j.getJsonArray("stillDiffering").encode());
     }
   }
 
@@ -203,13 +253,26 @@ final class RepairCommand implements Callable<Integer> {
       }
       out.printf(
           "%s %s with %s: %d partitions, %d equal, %d by IBLT, %d by digest list; difference %,d%n",
-          dryRun ? "dry run:" : "repaired:", left, right, outcomes.size(), equal, iblt, lists, toRight + toLeft);
+          dryRun ? "dry run:" : "repaired:",
+          left,
+          right,
+          outcomes.size(),
+          equal,
+          iblt,
+          lists,
+          toRight + toLeft);
       SessionStats st = rec.stats();
       out.printf(
           "protocol (in memory): %,d bytes, %d round trips, %d doublings, %d fallbacks; session %s%n",
-          st.bytesTotal(), st.roundTrips(), st.doublings(), st.fallbacks(), Commands.seconds(sessionNanos));
+          st.bytesTotal(),
+          st.roundTrips(),
+          st.doublings(),
+          st.fallbacks(),
+          Commands.seconds(sessionNanos));
       if (dryRun) {
-        out.printf("would copy left -> right %,d records, right -> left %,d records; nothing moved%n", toRight, toLeft);
+        out.printf(
+            "would copy left -> right %,d records, right -> left %,d records; nothing moved%n",
+            toRight, toLeft);
         out.flush();
         return 0;
       }
@@ -232,9 +295,12 @@ final class RepairCommand implements Callable<Integer> {
         }
       }
       if (!differing.isEmpty()) {
-        throw new CliException("repair: partitions " + differing + " still differ after applying the records");
+        throw new CliException(
+            "repair: partitions " + differing + " still differ after applying the records");
       }
-      out.printf("replicas match: every partition fingerprint equal, %,d and %,d records%n", a.recordCount(), b.recordCount());
+      out.printf(
+          "replicas match: every partition fingerprint equal, %,d and %,d records%n",
+          a.recordCount(), b.recordCount());
       out.flush();
       return 0;
     }
@@ -242,9 +308,13 @@ final class RepairCommand implements Callable<Integer> {
 
   private record Moved(long records, long applied, long stale) {}
 
-  private static void fetch(ReplicaStore s, int partition, long[] elements, List<List<Record>> into) {
+  private static void fetch(
+      ReplicaStore s, int partition, long[] elements, List<List<Record>> into) {
     for (int from = 0; from < elements.length; from += CHUNK) {
-      into.add(s.recordsFor(partition, Arrays.copyOfRange(elements, from, Math.min(elements.length, from + CHUNK))));
+      into.add(
+          s.recordsFor(
+              partition,
+              Arrays.copyOfRange(elements, from, Math.min(elements.length, from + CHUNK))));
     }
   }
 
@@ -287,10 +357,12 @@ final class RepairCommand implements Callable<Integer> {
   }
 
   /** Opens an agent's store for writing under the node id it was created with. */
-  private static ReplicaStore open(String side, Path dir, SketchParams params, EstimatorFactory estimators) {
+  private static ReplicaStore open(
+      String side, Path dir, SketchParams params, EstimatorFactory estimators) {
     String node = storedNodeId(side, dir);
     try {
-      return ReplicaStore.open(StoreOptions.builder(dir, params, estimators).nodeId(node).readOnly(false).build());
+      return ReplicaStore.open(
+          StoreOptions.builder(dir, params, estimators).nodeId(node).readOnly(false).build());
     } catch (StoreException e) {
       String m = Commands.oneLine(e);
       if (m.contains("lock")) {
@@ -318,7 +390,8 @@ final class RepairCommand implements Callable<Integer> {
       }
     }
     if (meta < 0) {
-      throw new CliException(side + ": not a reconcile agent's data directory (no meta column family)");
+      throw new CliException(
+          side + ": not a reconcile agent's data directory (no meta column family)");
     }
     List<ColumnFamilyHandle> handles = new ArrayList<>();
     try (DBOptions o = new DBOptions();

@@ -41,22 +41,38 @@ final class ReplayCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "SCENARIO", description = "scenario files")
   List<Path> scenarios;
 
-  @Option(names = "--mode", paramLabel = "MODE", description = "jvm (agents in this JVM, default) or process (java -jar reconcile.jar agent, kill -9)")
+  @Option(
+      names = "--mode",
+      paramLabel = "MODE",
+      description =
+          "jvm (agents in this JVM, default) or process (java -jar reconcile.jar agent, kill -9)")
   String mode = "jvm";
 
-  @Option(names = "--jar", paramLabel = "FILE", description = "agent jar for --mode process (default: this jar, or cli/target/reconcile.jar)")
+  @Option(
+      names = "--jar",
+      paramLabel = "FILE",
+      description = "agent jar for --mode process (default: this jar, or cli/target/reconcile.jar)")
   Path jar;
 
-  @Option(names = "--work", paramLabel = "DIR", description = "where runs keep their data (default: a temporary directory, removed afterwards)")
+  @Option(
+      names = "--work",
+      paramLabel = "DIR",
+      description =
+          "where runs keep their data (default: a temporary directory, removed afterwards)")
   Path work;
 
   @Option(names = "--keep", description = "keep each run's data directories and logs")
   boolean keep;
 
-  @Option(names = "--results", paramLabel = "FILE", description = "also write a Markdown table of per-scenario figures to FILE")
+  @Option(
+      names = "--results",
+      paramLabel = "FILE",
+      description = "also write a Markdown table of per-scenario figures to FILE")
   Path results;
 
-  @Option(names = {"-v", "--verbose"}, description = "print each timeline step")
+  @Option(
+      names = {"-v", "--verbose"},
+      description = "print each timeline step")
   boolean verbose;
 
   @Override
@@ -78,13 +94,20 @@ final class ReplayCommand implements Callable<Integer> {
     }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    Path root = work != null ? Files.createDirectories(work) : Files.createTempDirectory("reconcile-replay");
+    Path root =
+        work != null
+            ? Files.createDirectories(work)
+            : Files.createTempDirectory("reconcile-replay");
     List<ScenarioReport> reports = new ArrayList<>();
     boolean trouble = false;
     try {
       for (Scenario s : parsed) {
         Path runDir = root.resolve(s.name() + "-" + System.nanoTime());
-        Cluster c = mode.equals("process") ? new ProcessCluster(jar != null ? jar : ProcessCluster.locateJar(), runDir.resolve("logs")) : new InJvmCluster();
+        Cluster c =
+            mode.equals("process")
+                ? new ProcessCluster(
+                    jar != null ? jar : ProcessCluster.locateJar(), runDir.resolve("logs"))
+                : new InJvmCluster();
         try {
           ScenarioReport r = new ScenarioRunner(s, c, runDir, verbose ? err : null).run();
           reports.add(r);
@@ -122,12 +145,23 @@ final class ReplayCommand implements Callable<Integer> {
   private void writeResults(Path file, List<ScenarioReport> reports) throws IOException {
     StringBuilder sb = new StringBuilder();
     sb.append("# Replay results\n\n");
-    sb.append("Written by `reconcile replay --mode ").append(mode).append(" --results ").append(file).append(" SCENARIO...` over ")
-        .append(reports.size()).append(" scenarios on ").append(LocalDate.now()).append(" (")
-        .append(Runtime.getRuntime().availableProcessors()).append(" cores). Scenario format and expectations: [replay.md](replay.md).\n\n");
-    sb.append("Rounds are the repair rounds the timeline and the runner started (background rounds are not counted);")
-        .append(" protocol bytes are reconciliation messages both ways (handshake, fingerprints, estimator, IBLTs, digests);")
-        .append(" records moved and record bytes are the repair stream; time to converge runs from the start of the timeline")
+    sb.append("Written by `reconcile replay --mode ")
+        .append(mode)
+        .append(" --results ")
+        .append(file)
+        .append(" SCENARIO...` over ")
+        .append(reports.size())
+        .append(" scenarios on ")
+        .append(LocalDate.now(java.time.ZoneOffset.UTC))
+        .append(" (")
+        .append(Runtime.getRuntime().availableProcessors())
+        .append(" cores). Scenario format and expectations: [replay.md](replay.md).\n\n");
+    sb.append(
+            "Rounds are the repair rounds the timeline and the runner started (background rounds are not counted);")
+        .append(
+            " protocol bytes are reconciliation messages both ways (handshake, fingerprints, estimator, IBLTs, digests);")
+        .append(
+            " records moved and record bytes are the repair stream; time to converge runs from the start of the timeline")
         .append(" until every group of replicas had equal fingerprints.\n\n");
     sb.append(ScenarioReport.markdownHeader()).append('\n');
     for (ScenarioReport r : reports) {
@@ -156,5 +190,4 @@ final class ReplayCommand implements Callable<Integer> {
       // best effort
     }
   }
-
 }

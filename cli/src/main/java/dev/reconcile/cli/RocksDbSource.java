@@ -53,7 +53,8 @@ final class RocksDbSource implements RecordSource {
     }
   }
 
-  private void scan(RocksIterator it, RecordTable table, Progress progress) throws RocksDBException {
+  private void scan(RocksIterator it, RecordTable table, Progress progress)
+      throws RocksDBException {
     ByteBuffer kb = ByteBuffer.allocateDirect(4096);
     ByteBuffer vb = ByteBuffer.allocateDirect(4096);
     byte[] k = new byte[4096];

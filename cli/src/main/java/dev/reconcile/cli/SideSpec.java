@@ -42,7 +42,8 @@ record SideSpec(Kind kind, String location, String text) {
       throw new CliException(text + ": expected agent:HOST:PORT (the agent's HTTP address)");
     }
     throw new CliException(
-        text + ": unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent"
+        text
+            + ": unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent"
             + (text.indexOf(':') < 0 ? "; did you mean file:" + text + "?)" : ")"));
   }
 
@@ -56,7 +57,8 @@ record SideSpec(Kind kind, String location, String text) {
   /** Opens the side; nothing is read until its sketches are asked for. */
   Side open(InputOptions options, Progress progress, java.util.function.Consumer<String> warn) {
     if (kind == Kind.AGENT) {
-      return new AgentSide("agent:" + location, System.getenv("RECONCILE_TOKEN"), java.time.Duration.ofSeconds(60));
+      return new AgentSide(
+          "agent:" + location, System.getenv("RECONCILE_TOKEN"), java.time.Duration.ofSeconds(60));
     }
     RecordSource source =
         switch (kind) {

@@ -22,10 +22,16 @@ import picocli.CommandLine.Spec;
 final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "ADDRESS", description = "the agent's HTTP address, HOST:PORT")
+  @Parameters(
+      index = "0",
+      paramLabel = "ADDRESS",
+      description = "the agent's HTTP address, HOST:PORT")
   String address;
 
-  @Option(names = "--token", paramLabel = "TOKEN", description = "bearer token (read or admin) for agents that require one")
+  @Option(
+      names = "--token",
+      paramLabel = "TOKEN",
+      description = "bearer token (read or admin) for agents that require one")
   String token;
 
   @Option(names = "--https", description = "the agent serves HTTPS (http-tls)")
@@ -34,10 +40,15 @@ final class StatusCommand implements Callable<Integer> {
   @Option(names = "--json", description = "print the agent's JSON as is")
   boolean json;
 
-  @Option(names = "--partitions", description = "list every partition's element count and fingerprint")
+  @Option(
+      names = "--partitions",
+      description = "list every partition's element count and fingerprint")
   boolean partitions;
 
-  @Option(names = "--timeout", paramLabel = "SECONDS", description = "connect and answer timeout (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--timeout",
+      paramLabel = "SECONDS",
+      description = "connect and answer timeout (default: ${DEFAULT-VALUE})")
   int timeoutSeconds = 10;
 
   @Override
@@ -48,7 +59,8 @@ final class StatusCommand implements Callable<Integer> {
   private int run() {
     PrintWriter out = spec.commandLine().getOut();
     Duration t = Duration.ofSeconds(Math.max(1, timeoutSeconds));
-    AgentSideHttp agent = new AgentSideHttp(address, AgentSideHttp.parse(address, true), token, https, t);
+    AgentSideHttp agent =
+        new AgentSideHttp(address, AgentSideHttp.parse(address, true), token, https, t);
     JsonObject s = agent.getJson("/status", t);
     if (json) {
       out.println(s.encodePrettily());
@@ -64,10 +76,17 @@ final class StatusCommand implements Callable<Integer> {
     JsonArray parts = s.getJsonArray("partitions", new JsonArray());
     out.printf(
         "node %s (cluster %s): %,d records in %d partitions%n",
-        s.getString("nodeId", "?"), s.getString("clusterId", "?"), s.getLong("records", -1L), parts.size());
+        s.getString("nodeId", "?"),
+        s.getString("clusterId", "?"),
+        s.getLong("records", -1L),
+        parts.size());
     out.printf(
         "ports: http %s, peer %s; repair interval %s; active rounds %s; last sketch rebuild %s ms%n",
-        s.getValue("httpPort"), s.getValue("peerPort"), s.getValue("repairInterval"), s.getValue("activeRounds"), s.getValue("sketchRebuildMillis"));
+        s.getValue("httpPort"),
+        s.getValue("peerPort"),
+        s.getValue("repairInterval"),
+        s.getValue("activeRounds"),
+        s.getValue("sketchRebuildMillis"));
     if (!parts.isEmpty()) {
       long min = Long.MAX_VALUE;
       long max = Long.MIN_VALUE;
@@ -78,11 +97,17 @@ final class StatusCommand implements Callable<Integer> {
         max = Math.max(max, e);
         sum += e;
       }
-      out.printf("partition elements: min %,d, mean %,.0f, max %,d%n", min, sum / (double) parts.size(), max);
+      out.printf(
+          "partition elements: min %,d, mean %,.0f, max %,d%n",
+          min, sum / (double) parts.size(), max);
       if (allPartitions) {
         for (int i = 0; i < parts.size(); i++) {
           JsonObject p = parts.getJsonObject(i);
-          out.printf("  partition %5d: %,12d elements, fingerprint %s%n", p.getInteger("partition", i), p.getLong("elements", 0L), p.getString("fingerprint", "?"));
+          out.printf(
+              "  partition %5d: %,12d elements, fingerprint %s%n",
+              p.getInteger("partition", i),
+              p.getLong("elements", 0L),
+              p.getString("fingerprint", "?"));
         }
       }
     }
@@ -106,8 +131,13 @@ final class StatusCommand implements Callable<Integer> {
         JsonArray still = r.getJsonArray("stillDiffering", new JsonArray());
         out.printf(
             "  %s: ok at %s in %s ms; difference %,d (estimated %,d); records sent %,d, received %,d%s%n",
-            peer, when, r.getValue("durationMillis"), r.getLong("difference", 0L), r.getLong("estimatedDifference", 0L),
-            r.getLong("recordsSent", 0L), r.getLong("recordsReceived", 0L),
+            peer,
+            when,
+            r.getValue("durationMillis"),
+            r.getLong("difference", 0L),
+            r.getLong("estimatedDifference", 0L),
+            r.getLong("recordsSent", 0L),
+            r.getLong("recordsReceived", 0L),
             still.isEmpty() ? "" : "; partitions still differing " + still.encode());
       } else {
         out.printf("  %s: FAILED at %s: %s%n", peer, when, r.getString("error", "unknown error"));

@@ -39,8 +39,16 @@ class BadInputTest {
   @Test
   void missingFile() {
     Path missing = dir.resolve("nope/missing.txt");
-    trouble("reconcile: file:" + missing + ": No such file or directory", "diff", "file:" + missing, "file:" + good);
-    trouble("reconcile: file:" + missing + ": No such file or directory", "diff", "file:" + good, "file:" + missing);
+    trouble(
+        "reconcile: file:" + missing + ": No such file or directory",
+        "diff",
+        "file:" + missing,
+        "file:" + good);
+    trouble(
+        "reconcile: file:" + missing + ": No such file or directory",
+        "diff",
+        "file:" + good,
+        "file:" + missing);
   }
 
   @Test
@@ -51,21 +59,39 @@ class BadInputTest {
   @Test
   void directoryThatIsNotRocksDb() throws Exception {
     Path empty = Files.createDirectory(dir.resolve("empty"));
-    trouble("reconcile: rocksdb:" + empty + ": not a RocksDB database (no CURRENT file)",
-        "diff", "rocksdb:" + empty, "file:" + good);
+    trouble(
+        "reconcile: rocksdb:" + empty + ": not a RocksDB database (no CURRENT file)",
+        "diff",
+        "rocksdb:" + empty,
+        "file:" + good);
     Path bogus = Files.createDirectory(dir.resolve("bogus"));
     Files.writeString(bogus.resolve("CURRENT"), "MANIFEST-000099\n");
-    trouble("reconcile: rocksdb:" + bogus + ": cannot read RocksDB (", "diff", "rocksdb:" + bogus, "file:" + good);
-    trouble("reconcile: rocksdb:" + good + ": Not a directory", "diff", "file:" + good, "rocksdb:" + good);
-    trouble("reconcile: rocksdb:" + dir.resolve("x") + ": No such file or directory",
-        "diff", "file:" + good, "rocksdb:" + dir.resolve("x"));
+    trouble(
+        "reconcile: rocksdb:" + bogus + ": cannot read RocksDB (",
+        "diff",
+        "rocksdb:" + bogus,
+        "file:" + good);
+    trouble(
+        "reconcile: rocksdb:" + good + ": Not a directory",
+        "diff",
+        "file:" + good,
+        "rocksdb:" + good);
+    trouble(
+        "reconcile: rocksdb:" + dir.resolve("x") + ": No such file or directory",
+        "diff",
+        "file:" + good,
+        "rocksdb:" + dir.resolve("x"));
   }
 
   @Test
   void corruptGzip() throws Exception {
     Path garbage = dir.resolve("garbage.gz");
     Files.write(garbage, "this is not gzip\n".getBytes(StandardCharsets.US_ASCII));
-    trouble("reconcile: file:" + garbage + ": corrupt gzip input", "diff", "file:" + garbage, "file:" + good);
+    trouble(
+        "reconcile: file:" + garbage + ": corrupt gzip input",
+        "diff",
+        "file:" + garbage,
+        "file:" + good);
 
     ByteArrayOutputStream b = new ByteArrayOutputStream();
     try (GZIPOutputStream g = new GZIPOutputStream(b)) {
@@ -76,7 +102,11 @@ class BadInputTest {
     byte[] full = b.toByteArray();
     Path truncated = dir.resolve("truncated.gz");
     Files.write(truncated, Arrays.copyOf(full, full.length / 2));
-    trouble("reconcile: file:" + truncated + ": corrupt gzip input", "diff", "file:" + good, "file:" + truncated);
+    trouble(
+        "reconcile: file:" + truncated + ": corrupt gzip input",
+        "diff",
+        "file:" + good,
+        "file:" + truncated);
 
     byte[] flipped = full.clone();
     for (int i = 20; i < flipped.length - 8; i += 7) {
@@ -84,22 +114,39 @@ class BadInputTest {
     }
     Path corrupt = dir.resolve("corrupt.dat"); // gzip by magic bytes, no suffix
     Files.write(corrupt, flipped);
-    trouble("reconcile: file:" + corrupt + ": corrupt gzip input", "diff", "file:" + corrupt, "file:" + good);
+    trouble(
+        "reconcile: file:" + corrupt + ": corrupt gzip input",
+        "diff",
+        "file:" + corrupt,
+        "file:" + good);
 
     Path empty = dir.resolve("empty.gz");
     Files.write(empty, new byte[0]);
-    trouble("reconcile: file:" + empty + ": corrupt gzip input", "diff", "file:" + empty, "file:" + good);
+    trouble(
+        "reconcile: file:" + empty + ": corrupt gzip input",
+        "diff",
+        "file:" + empty,
+        "file:" + good);
   }
 
   @Test
   void unknownOrUnsupportedSide() {
-    trouble("reconcile: s3:bucket/x: unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent)",
-        "diff", "s3:bucket/x", "file:" + good);
-    trouble("reconcile: plain.txt: unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent;"
+    trouble(
+        "reconcile: s3:bucket/x: unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent)",
+        "diff",
+        "s3:bucket/x",
+        "file:" + good);
+    trouble(
+        "reconcile: plain.txt: unknown side (expected file:PATH, rocksdb:PATH or HOST:PORT of an agent;"
             + " did you mean file:plain.txt?)",
-        "diff", "file:" + good, "plain.txt");
-    trouble("reconcile: agent:/var/lib/reconcile: expected agent:HOST:PORT (the agent's HTTP address)",
-        "diff", "agent:/var/lib/reconcile", "file:" + good);
+        "diff",
+        "file:" + good,
+        "plain.txt");
+    trouble(
+        "reconcile: agent:/var/lib/reconcile: expected agent:HOST:PORT (the agent's HTTP address)",
+        "diff",
+        "agent:/var/lib/reconcile",
+        "file:" + good);
     // Nothing listens on port 1: the unreachable agent is named.
     trouble("reconcile: agent:127.0.0.1:1", "diff", "file:" + good, "127.0.0.1:1");
     trouble("reconcile: file:: empty path", "diff", "file:", "file:" + good);
@@ -109,7 +156,12 @@ class BadInputTest {
   void wrongNumberOfArguments() {
     trouble("Missing required parameter: 'RIGHT'", "diff", "file:" + good);
     trouble("Missing required parameters: 'LEFT', 'RIGHT'", "diff");
-    trouble("Unmatched argument at index 3: 'file:third'", "diff", "file:" + good, "file:" + good, "file:third");
+    trouble(
+        "Unmatched argument at index 3: 'file:third'",
+        "diff",
+        "file:" + good,
+        "file:" + good,
+        "file:third");
   }
 
   @Test
@@ -117,8 +169,16 @@ class BadInputTest {
     Result res = Cli.run("diff", "--format", "xml", "file:" + good, "file:" + good);
     assertThat(res.status()).isEqualTo(2);
     assertThat(res.errLines()).hasSize(1);
-    assertThat(res.err()).startsWith("reconcile diff: Invalid value for option '--format'").contains("'xml'");
-    trouble("partitions log2 99 outside [0, 16]", "diff", "--partitions-log2", "99", "file:" + good, "file:" + good);
+    assertThat(res.err())
+        .startsWith("reconcile diff: Invalid value for option '--format'")
+        .contains("'xml'");
+    trouble(
+        "partitions log2 99 outside [0, 16]",
+        "diff",
+        "--partitions-log2",
+        "99",
+        "file:" + good,
+        "file:" + good);
     trouble("'--seed'", "diff", "--seed", "ten", "file:" + good, "file:" + good);
   }
 
@@ -133,7 +193,8 @@ class BadInputTest {
     assertThat(cl.execute("diff", "-q", "file:" + good, "file:" + good)).isZero();
     assertThat(cl.execute("diff", "-q", "file:" + good, "file:" + other)).isEqualTo(1);
     assertThat(cl.execute("diff", "file:" + good, "file:" + dir.resolve("missing"))).isEqualTo(2);
-    assertThat(err.toString()).isEqualTo("reconcile: file:" + dir.resolve("missing") + ": No such file or directory\n");
+    assertThat(err.toString())
+        .isEqualTo("reconcile: file:" + dir.resolve("missing") + ": No such file or directory\n");
     assertThat(cl.execute("diff", "file:" + good)).isEqualTo(2);
   }
 

@@ -20,17 +20,47 @@ class BenchCommandTest {
     Path out = dir.resolve("out");
     Cli.Result r =
         Cli.runProduction(
-            "bench", "--n", "2000", "--d", "1,10", "--trials", "1", "--out", out.toString(),
-            "--latency-n", "1000,2000", "--latency-d", "10", "--rounds", "2", "--warmup", "1",
-            "--stream-records", "500", "--stream-large-records", "8", "--stream-large-value-bytes", "65536",
-            "--stream-trials", "1");
+            "bench",
+            "--n",
+            "2000",
+            "--d",
+            "1,10",
+            "--trials",
+            "1",
+            "--out",
+            out.toString(),
+            "--latency-n",
+            "1000,2000",
+            "--latency-d",
+            "10",
+            "--rounds",
+            "2",
+            "--warmup",
+            "1",
+            "--stream-records",
+            "500",
+            "--stream-large-records",
+            "8",
+            "--stream-large-value-bytes",
+            "65536",
+            "--stream-trials",
+            "1");
     assertThat(r.status()).as("stderr: %s", r.err()).isZero();
-    for (String f : List.of("protocol-trials.csv", "protocol-summary.csv", "latency-rounds.csv", "latency-summary.csv", "stream-trials.csv", "stream-summary.csv")) {
+    for (String f :
+        List.of(
+            "protocol-trials.csv",
+            "protocol-summary.csv",
+            "latency-rounds.csv",
+            "latency-summary.csv",
+            "stream-trials.csv",
+            "stream-summary.csv")) {
       assertThat(out.resolve(f)).isRegularFile();
     }
     for (String f : List.of("bytes-per-d-n2000.png", "ratio-to-8d.png", "latency-vs-n.png")) {
       byte[] png = Files.readAllBytes(out.resolve(f));
-      assertThat(Arrays.copyOf(png, 8)).as(f).isEqualTo(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'});
+      assertThat(Arrays.copyOf(png, 8))
+          .as(f)
+          .isEqualTo(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'});
       assertThat(png.length).as(f).isGreaterThan(5_000);
     }
     assertThat(out.resolve("work")).doesNotExist();
@@ -42,29 +72,38 @@ class BenchCommandTest {
       double bytes = Double.parseDouble(row.get("bytes_median"));
       assertThat(row.get("wrong_results")).as("row %s", row).isEqualTo("0");
       // At least the differing elements' 8 bytes, at most both whole lists plus overhead.
-      assertThat(bytes).as("row %s", row).isGreaterThanOrEqualTo(8.0 * d).isLessThan(2 * 2000 * 8 + 600_000);
+      assertThat(bytes)
+          .as("row %s", row)
+          .isGreaterThanOrEqualTo(8.0 * d)
+          .isLessThan(2 * 2000 * 8 + 600_000);
       if (row.get("mode").equals("digest-list")) {
         assertThat(bytes).isEqualTo(8.0 * (2000 + 2000 - (d % 2)));
       }
       if (row.get("mode").equals("strata")) {
         // Partitions of 125 elements are settled by their digest lists (cheaper than a 16 KB
-        // estimator): far less than both whole lists; three round trips (hello, fingerprints, list).
+        // estimator): far less than both whole lists; three round trips (hello, fingerprints,
+        // list).
         assertThat(bytes).as("row %s", row).isLessThan(8.0 * 2000);
         assertThat(Double.parseDouble(row.get("round_trips_median"))).isBetween(2.0, 4.0);
-        assertThat(Double.parseDouble(row.get("target_bytes"))).isEqualTo(48.0 * d + Double.parseDouble(row.get("estimator_bytes_median")));
+        assertThat(Double.parseDouble(row.get("target_bytes")))
+            .isEqualTo(48.0 * d + Double.parseDouble(row.get("estimator_bytes_median")));
         assertThat(row.get("meets_target")).isIn("true", "false");
       }
     }
     List<Map<String, String>> latency = csv(out.resolve("latency-summary.csv"));
     assertThat(latency).hasSize(2);
     for (Map<String, String> row : latency) {
-      assertThat(Double.parseDouble(row.get("wall_ms_median"))).as("row %s", row).isBetween(0.1, 30_000.0);
+      assertThat(Double.parseDouble(row.get("wall_ms_median")))
+          .as("row %s", row)
+          .isBetween(0.1, 30_000.0);
       assertThat(Long.parseLong(row.get("protocol_bytes"))).as("row %s", row).isPositive();
     }
     List<Map<String, String>> stream = csv(out.resolve("stream-summary.csv"));
     assertThat(stream).hasSize(2);
     for (Map<String, String> row : stream) {
-      assertThat(Double.parseDouble(row.get("records_per_s_median"))).as("row %s", row).isPositive();
+      assertThat(Double.parseDouble(row.get("records_per_s_median")))
+          .as("row %s", row)
+          .isPositive();
     }
     assertThat(r.out()).contains("latency ratio n=2000 / n=1000").contains("bench finished");
   }
@@ -82,13 +121,17 @@ class BenchCommandTest {
   private static List<Map<String, String>> csv(Path p) throws Exception {
     List<String> lines = Files.readAllLines(p);
     String[] header = lines.get(0).split(",");
-    return lines.stream().skip(1).map(l -> {
-      String[] v = l.split(",", -1);
-      Map<String, String> m = new HashMap<>();
-      for (int i = 0; i < header.length; i++) {
-        m.put(header[i], v[i]);
-      }
-      return m;
-    }).toList();
+    return lines.stream()
+        .skip(1)
+        .map(
+            l -> {
+              String[] v = l.split(",", -1);
+              Map<String, String> m = new HashMap<>();
+              for (int i = 0; i < header.length; i++) {
+                m.put(header[i], v[i]);
+              }
+              return m;
+            })
+        .toList();
   }
 }

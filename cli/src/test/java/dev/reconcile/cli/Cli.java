@@ -153,7 +153,8 @@ final class Cli {
   }
 
   static Line line(String k, String v) {
-    return new Line(k.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+    return new Line(
+        k.getBytes(java.nio.charset.StandardCharsets.UTF_8),
         v == null ? null : v.getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 }

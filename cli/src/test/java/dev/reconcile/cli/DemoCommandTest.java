@@ -13,7 +13,15 @@ class DemoCommandTest {
 
   @Test
   void demoConvergesAtASmallSize() {
-    Result r = Cli.run("demo", "--dir", dir.resolve("demo").toString(), "--keys", "20000", "--diff-percent", "2");
+    Result r =
+        Cli.run(
+            "demo",
+            "--dir",
+            dir.resolve("demo").toString(),
+            "--keys",
+            "20000",
+            "--diff-percent",
+            "2");
     assertThat(r.status()).as(r.err()).isZero();
     assertThat(r.out())
         .contains("20,000 records each")

@@ -24,17 +24,25 @@ import org.junit.jupiter.params.provider.ValueSource;
 class DiffCommandTest {
   @TempDir Path dir;
 
-  /** Random printable-ish keys; values may hold TABs. Keys never hold TAB or LF. */
-  private static List<Line> randomLines(SplittableRandom r, int n, boolean odd) {
-    List<Line> lines = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      lines.add(new Line(key(r, odd), value(r, odd)));
-    }
-    return lines;
-  }
-
-  private static final byte[] ODD = {0, 1, 13, 27, 92, 127, (byte) 0x80, (byte) 0xc3, (byte) 0xa9,
-      (byte) 0xe2, (byte) 0x98, (byte) 0x83, (byte) 0xff, (byte) 0xfe, ' ', 'a', 'b'};
+  private static final byte[] ODD = {
+    0,
+    1,
+    13,
+    27,
+    92,
+    127,
+    (byte) 0x80,
+    (byte) 0xc3,
+    (byte) 0xa9,
+    (byte) 0xe2,
+    (byte) 0x98,
+    (byte) 0x83,
+    (byte) 0xff,
+    (byte) 0xfe,
+    ' ',
+    'a',
+    'b'
+  };
 
   private static byte[] key(SplittableRandom r, boolean odd) {
     if (!odd) {
@@ -65,7 +73,8 @@ class DiffCommandTest {
   }
 
   /** Left and right lines with known differences: some only left, some only right, some changed. */
-  private static List<List<Line>> pair(long seed, int common, int onlyLeft, int onlyRight, int changed, boolean odd) {
+  private static List<List<Line>> pair(
+      long seed, int common, int onlyLeft, int onlyRight, int changed, boolean odd) {
     SplittableRandom r = new SplittableRandom(seed);
     List<Line> left = new ArrayList<>();
     List<Line> right = new ArrayList<>();
@@ -106,10 +115,15 @@ class DiffCommandTest {
     List<Entry> want = Cli.expected(Cli.model(left), Cli.model(right));
     String[] args = {"diff", "file:" + a, "file:" + b};
     Result res = production ? Cli.runProduction(args) : Cli.run(args);
-    assertThat(res.err()).as("%s seed %d: no progress output when stderr is not a terminal", what, seed)
+    assertThat(res.err())
+        .as("%s seed %d: no progress output when stderr is not a terminal", what, seed)
         .doesNotContain("\r");
-    assertThat(Cli.parseText(res.out())).as("%s seed %d\n%s", what, seed, res.err()).isEqualTo(want);
-    assertThat(res.status()).as("%s seed %d\n%s", what, seed, res.err()).isEqualTo(want.isEmpty() ? 0 : 1);
+    assertThat(Cli.parseText(res.out()))
+        .as("%s seed %d\n%s", what, seed, res.err())
+        .isEqualTo(want);
+    assertThat(res.status())
+        .as("%s seed %d\n%s", what, seed, res.err())
+        .isEqualTo(want.isEmpty() ? 0 : 1);
   }
 
   @Test
@@ -155,23 +169,43 @@ class DiffCommandTest {
     List<Line> right = List.of(line("", "v"), line("a", ""), line("b", null), line("c", "x\tz"));
     // "a" and "a<TAB>" are the same record; so are "b<TAB>" and "b".
     check("empty-key", 8, left, right, false);
-    Result res = Cli.run("diff", "-q", "file:" + dir.resolve("empty-key-left.txt"),
-        "file:" + dir.resolve("empty-key-right.txt"));
+    Result res =
+        Cli.run(
+            "diff",
+            "-q",
+            "file:" + dir.resolve("empty-key-left.txt"),
+            "file:" + dir.resolve("empty-key-right.txt"));
     assertThat(res.out()).isEqualTo("! \n! c\n");
   }
 
   @Test
   void duplicateLinesLastOneWins() throws Exception {
-    List<Line> left = List.of(line("a", "1"), line("a", "1"), line("b", "1"), line("b", "2"), line("c", "3"),
-        line("b", "3"), line("d", "4"), line("d", "4"));
-    List<Line> right = List.of(line("a", "1"), line("b", "3"), line("c", "3"), line("d", "5"), line("c", "3"));
+    List<Line> left =
+        List.of(
+            line("a", "1"),
+            line("a", "1"),
+            line("b", "1"),
+            line("b", "2"),
+            line("c", "3"),
+            line("b", "3"),
+            line("d", "4"),
+            line("d", "4"));
+    List<Line> right =
+        List.of(line("a", "1"), line("b", "3"), line("c", "3"), line("d", "5"), line("c", "3"));
     check("dups", 9, left, right, false);
-    Result res = Cli.run("diff", "file:" + dir.resolve("dups-left.txt"), "file:" + dir.resolve("dups-right.txt"));
+    Result res =
+        Cli.run(
+            "diff",
+            "file:" + dir.resolve("dups-left.txt"),
+            "file:" + dir.resolve("dups-right.txt"));
     assertThat(res.out()).isEqualTo("! d\n");
     assertThat(res.err())
-        .contains("reconcile: warning: file:" + dir.resolve("dups-left.txt")
-            + ": key 'b' has 3 records with different values; the last one (record 6) wins")
-        .contains("dups-left.txt: 4 keys, 4 records dropped for a repeated key, 1 keys with several values")
+        .contains(
+            "reconcile: warning: file:"
+                + dir.resolve("dups-left.txt")
+                + ": key 'b' has 3 records with different values; the last one (record 6) wins")
+        .contains(
+            "dups-left.txt: 4 keys, 4 records dropped for a repeated key, 1 keys with several values")
         .contains("dups-right.txt: 4 keys, 1 records dropped for a repeated key, 10 bytes");
     assertThat(res.errLines().stream().filter(l -> l.contains("warning")).count()).isEqualTo(1);
   }
@@ -183,7 +217,8 @@ class DiffCommandTest {
     check("cr", 10, left, right, false);
     Path a = dir.resolve("cr-left.txt");
     Path b = dir.resolve("cr-right.txt");
-    assertThat(Cli.run("diff", "-q", "file:" + a, "file:" + b).out()).isEqualTo("! a\n> b\n< b\\r\n! c\n");
+    assertThat(Cli.run("diff", "-q", "file:" + a, "file:" + b).out())
+        .isEqualTo("! a\n> b\n< b\\r\n! c\n");
     Result stripped = Cli.run("diff", "-q", "--strip-trailing-cr", "file:" + a, "file:" + b);
     assertThat(stripped.out()).isEmpty();
     assertThat(stripped.status()).isZero();
@@ -215,8 +250,11 @@ class DiffCommandTest {
     long seed = 12;
     List<List<Line>> p = pair(seed, 99_000, 350, 330, 320, false);
     check("large", seed, p.get(0), p.get(1), true);
-    Result res = Cli.runProduction("diff", "file:" + dir.resolve("large-left.txt"),
-        "file:" + dir.resolve("large-right.txt"));
+    Result res =
+        Cli.runProduction(
+            "diff",
+            "file:" + dir.resolve("large-left.txt"),
+            "file:" + dir.resolve("large-right.txt"));
     // The protocol, not a listing: fewer bytes than one side's 8-byte digests, and apart from the
     // fixed-size estimators (16 partitions) a small fraction of it.
     long bytes = Long.parseLong(res.err().replaceAll("(?s).*protocol: (\\d+) bytes.*", "$1"));
@@ -250,7 +288,10 @@ class DiffCommandTest {
     assertThat(fromJson).isEqualTo(want);
     long lefts = want.stream().filter(e -> e.kind() == '<').count();
     assertThat(doc.get("counts").get("left").asLong()).isEqualTo(lefts);
-    assertThat(doc.get("counts").get("right").asLong() + doc.get("counts").get("both").asLong() + lefts)
+    assertThat(
+            doc.get("counts").get("right").asLong()
+                + doc.get("counts").get("both").asLong()
+                + lefts)
         .isEqualTo(want.size());
 
     List<Entry> fromNd = new ArrayList<>();
@@ -263,12 +304,13 @@ class DiffCommandTest {
   private static Entry entry(JsonNode e) {
     byte[] key = Base64.getDecoder().decode(e.get("key_b64").asText());
     assertThat(e.get("key").asText()).isEqualTo(new String(key, StandardCharsets.UTF_8));
-    char kind = switch (e.get("side").asText()) {
-      case "left" -> '<';
-      case "right" -> '>';
-      case "both" -> '!';
-      default -> throw new AssertionError("side " + e.get("side"));
-    };
+    char kind =
+        switch (e.get("side").asText()) {
+          case "left" -> '<';
+          case "right" -> '>';
+          case "both" -> '!';
+          default -> throw new AssertionError("side " + e.get("side"));
+        };
     return new Entry(kind, key);
   }
 
@@ -299,13 +341,15 @@ class DiffCommandTest {
     }
     assertThat(d).isBetween(280L, 300L);
     assertThat(doc.get("estimated_difference").asLong()).isEqualTo(d);
-    assertThat(doc.get("iblt_cells").asLong()).isGreaterThanOrEqualTo(doc.get("iblt_cells_wanted").asLong());
+    assertThat(doc.get("iblt_cells").asLong())
+        .isGreaterThanOrEqualTo(doc.get("iblt_cells_wanted").asLong());
     assertThat(doc.get("iblt_bytes").asLong()).isEqualTo(doc.get("iblt_cells").asLong() * 14);
     assertThat(doc.get("partitions").asInt()).isEqualTo(16);
 
     Result same = Cli.run("estimate", "file:" + a, "file:" + a);
     assertThat(same.status()).isZero();
-    assertThat(same.out()).startsWith("estimated difference: 0 elements (0 of 16 partitions differ)");
+    assertThat(same.out())
+        .startsWith("estimated difference: 0 elements (0 of 16 partitions differ)");
   }
 
   @Test
@@ -314,8 +358,11 @@ class DiffCommandTest {
     Path a = Cli.write(dir.resolve("s-left.txt"), p.get(0));
     Path b = Cli.write(dir.resolve("s-right.txt"), p.get(1));
     List<Entry> want = Cli.expected(Cli.model(p.get(0)), Cli.model(p.get(1)));
-    for (String[] opts : List.of(new String[] {"--seed", "99"}, new String[] {"--partitions-log2", "0"},
-        new String[] {"--partitions-log2", "8", "--iblt-max-log2", "2"})) {
+    for (String[] opts :
+        List.of(
+            new String[] {"--seed", "99"},
+            new String[] {"--partitions-log2", "0"},
+            new String[] {"--partitions-log2", "8", "--iblt-max-log2", "2"})) {
       List<String> args = new ArrayList<>(List.of("diff", "-q"));
       args.addAll(List.of(opts));
       args.addAll(List.of("file:" + a, "file:" + b));

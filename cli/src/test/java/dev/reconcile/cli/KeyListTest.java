@@ -12,8 +12,15 @@ import org.junit.jupiter.params.provider.ValueSource;
 class KeyListTest {
   /** Keys built to stress the chunked sort: shared prefixes, NULs, 0xff, prefixes of each other. */
   private static byte[] key(SplittableRandom r) {
-    String[] prefixes = {"", "user:", "abcdefgh", "abcdefghijklmnop", "\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"};
-    byte[] p = prefixes[r.nextInt(prefixes.length)].getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+    String[] prefixes = {
+      "",
+      "user:",
+      "abcdefgh",
+      "abcdefghijklmnop",
+      "\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"
+    };
+    byte[] p =
+        prefixes[r.nextInt(prefixes.length)].getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
     byte[] k = Arrays.copyOf(p, p.length + r.nextInt(0, 20));
     byte[] alphabet = {0, 1, 'a', 'b', (byte) 0x7f, (byte) 0x80, (byte) 0xff};
     for (int i = p.length; i < k.length; i++) {
@@ -42,7 +49,9 @@ class KeyListTest {
     for (int i = 0; i < n; i++) {
       assertThat(l.key(i)).as("seed %d position %d", seed, i).isEqualTo(keys.get(i));
       if (i > 0) {
-        assertThat(l.compare(i - 1, l, i)).as("seed %d position %d", seed, i).isLessThanOrEqualTo(0);
+        assertThat(l.compare(i - 1, l, i))
+            .as("seed %d position %d", seed, i)
+            .isLessThanOrEqualTo(0);
       }
     }
   }

@@ -24,7 +24,9 @@ class PrimitiveSortTest {
     }
     Integer[] ref = IntStream.range(0, n).boxed().toArray(Integer[]::new);
     long[] orig = keys.clone();
-    Arrays.sort(ref, Comparator.<Integer>comparingLong(i -> orig[i] ^ Long.MIN_VALUE).thenComparingInt(i -> i));
+    Arrays.sort(
+        ref,
+        Comparator.<Integer>comparingLong(i -> orig[i] ^ Long.MIN_VALUE).thenComparingInt(i -> i));
     PrimitiveSort.sortUnsigned(keys, idx, n);
     for (int i = 0; i < n; i++) {
       assertThat(idx[i]).as("seed %d position %d", seed, i).isEqualTo(ref[i]);

@@ -38,7 +38,13 @@ class RemoteSketchesTest {
   }
 
   private static RemoteSketches remote(ReplicaAgent a, SketchParams p, EstimatorFactory f) {
-    AgentSideHttp http = new AgentSideHttp("agent:127.0.0.1:" + a.httpPort(), AgentSideHttp.parse("agent:127.0.0.1:" + a.httpPort(), false), null, false, T);
+    AgentSideHttp http =
+        new AgentSideHttp(
+            "agent:127.0.0.1:" + a.httpPort(),
+            AgentSideHttp.parse("agent:127.0.0.1:" + a.httpPort(), false),
+            null,
+            false,
+            T);
     return RemoteSketches.open(http, p, f, T);
   }
 
@@ -65,7 +71,8 @@ class RemoteSketchesTest {
       onlyA.add("k7");
 
       SketchParams p = ReplicaAgent.sketchParams(a.config(), f);
-      LocalReconciliation direct = LocalReconciliation.run(a.store().sketches(), c.store().sketches());
+      LocalReconciliation direct =
+          LocalReconciliation.run(a.store().sketches(), c.store().sketches());
       LocalReconciliation viaHttp = LocalReconciliation.run(remote(a, p, f), remote(c, p, f));
       assertThat(viaHttp.leftOnly()).isEqualTo(direct.leftOnly()).hasSize(301);
       assertThat(viaHttp.rightOnly()).isEqualTo(direct.rightOnly()).hasSize(301);
@@ -91,7 +98,18 @@ class RemoteSketchesTest {
     EstimatorFactory f = StrataEstimatorFactory.defaults();
     try (ReplicaAgent a = start("a", "s1")) {
       SketchParams other =
-          ReplicaAgent.sketchParams(AgentConfig.fromMap(Map.of("node-id", "x", "hash-seed", "s2", "partitions-log2", "3", "iblt-max-log2", "12")), f);
+          ReplicaAgent.sketchParams(
+              AgentConfig.fromMap(
+                  Map.of(
+                      "node-id",
+                      "x",
+                      "hash-seed",
+                      "s2",
+                      "partitions-log2",
+                      "3",
+                      "iblt-max-log2",
+                      "12")),
+              f);
       assertThatThrownBy(() -> remote(a, other, f))
           .isInstanceOf(CliException.class)
           .hasMessageContaining("sketch parameters")

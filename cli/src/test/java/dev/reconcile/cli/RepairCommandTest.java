@@ -17,7 +17,9 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code repair} and {@code status} against two agents in this JVM, and between their directories. */
+/**
+ * {@code repair} and {@code status} against two agents in this JVM, and between their directories.
+ */
 class RepairCommandTest {
   @TempDir Path dir;
 
@@ -26,7 +28,6 @@ class RepairCommandTest {
   private Map<String, String> config(String node) {
     return dev.reconcile.agent.AgentCluster.baseConfig(node, dir);
   }
-
 
   private ReplicaAgent start(String node) throws Exception {
     return ReplicaAgent.start(AgentConfig.fromMap(config(node)));
@@ -61,9 +62,14 @@ class RepairCommandTest {
   static TreeMap<String, String> contents(ReplicaStore s) {
     TreeMap<String, String> m = new TreeMap<>();
     s.forEachRecord(
-        r -> m.put(
-            new String(r.key(), StandardCharsets.ISO_8859_1),
-            (r.tombstone() ? "DEL" : new String(r.value(), StandardCharsets.ISO_8859_1)) + "@" + r.version() + "/" + r.origin()));
+        r ->
+            m.put(
+                new String(r.key(), StandardCharsets.ISO_8859_1),
+                (r.tombstone() ? "DEL" : new String(r.value(), StandardCharsets.ISO_8859_1))
+                    + "@"
+                    + r.version()
+                    + "/"
+                    + r.origin()));
     return m;
   }
 
@@ -82,7 +88,10 @@ class RepairCommandTest {
 
       Cli.Result dry = Cli.runProduction("repair", http(a), http(b), "--dry-run");
       assertThat(dry.status()).as("stderr: %s", dry.err()).isZero();
-      assertThat(dry.out()).contains("dry run:").contains("nothing moved").contains("difference 102");
+      assertThat(dry.out())
+          .contains("dry run:")
+          .contains("nothing moved")
+          .contains("difference 102");
       assertThat(contents(a.store())).isEqualTo(beforeA);
       assertThat(contents(b.store())).isEqualTo(beforeB);
 
@@ -105,11 +114,15 @@ class RepairCommandTest {
       diverge(a.store(), b.store());
       Cli.Result s = Cli.runProduction("status", "127.0.0.1:" + a.httpPort());
       assertThat(s.status()).as("stderr: %s", s.err()).isZero();
-      assertThat(s.out()).startsWith("node alpha (cluster test): 3,040 records in 8 partitions").contains("last rounds: none yet");
+      assertThat(s.out())
+          .startsWith("node alpha (cluster test): 3,040 records in 8 partitions")
+          .contains("last rounds: none yet");
       assertThat(Cli.runProduction("repair", http(a), http(b)).status()).isZero();
       Cli.Result after = Cli.runProduction("status", http(a), "--partitions");
       assertThat(after.status()).isZero();
-      assertThat(after.out()).contains("127.0.0.1:" + b.peerPort() + ": ok at").contains("partition     7:");
+      assertThat(after.out())
+          .contains("127.0.0.1:" + b.peerPort() + ": ok at")
+          .contains("partition     7:");
       Cli.Result json = Cli.runProduction("status", http(b), "--json");
       assertThat(json.out()).contains("\"nodeId\" : \"beta\"");
     }
@@ -120,29 +133,46 @@ class RepairCommandTest {
     try (ReplicaAgent a = start("a")) {
       Cli.Result noPort = Cli.runProduction("repair", "agent:localhost", http(a));
       assertThat(noPort.status()).isEqualTo(2);
-      assertThat(noPort.errLines()).singleElement().asString().contains("agent:localhost: expected agent:HOST:PORT");
+      assertThat(noPort.errLines())
+          .singleElement()
+          .asString()
+          .contains("agent:localhost: expected agent:HOST:PORT");
 
       Cli.Result refused = Cli.runProduction("repair", http(a), "agent:127.0.0.1:1");
       assertThat(refused.status()).isEqualTo(2);
-      assertThat(refused.errLines()).singleElement().asString().startsWith("reconcile: agent:127.0.0.1:1: cannot connect to 127.0.0.1:1");
+      assertThat(refused.errLines())
+          .singleElement()
+          .asString()
+          .startsWith("reconcile: agent:127.0.0.1:1: cannot connect to 127.0.0.1:1");
 
       Cli.Result mixed = Cli.runProduction("repair", http(a), "rocksdb:" + dir);
       assertThat(mixed.status()).isEqualTo(2);
-      assertThat(mixed.errLines()).singleElement().asString().contains("both sides must be agents or both directories");
+      assertThat(mixed.errLines())
+          .singleElement()
+          .asString()
+          .contains("both sides must be agents or both directories");
 
       Cli.Result unknown = Cli.runProduction("repair", "a.tsv", "b.tsv");
       assertThat(unknown.status()).isEqualTo(2);
-      assertThat(unknown.errLines()).singleElement().asString().contains("a.tsv: expected agent:HOST:PORT");
+      assertThat(unknown.errLines())
+          .singleElement()
+          .asString()
+          .contains("a.tsv: expected agent:HOST:PORT");
 
       Cli.Result status = Cli.runProduction("status", "127.0.0.1:1");
       assertThat(status.status()).isEqualTo(2);
-      assertThat(status.errLines()).singleElement().asString().contains("cannot connect to 127.0.0.1:1");
+      assertThat(status.errLines())
+          .singleElement()
+          .asString()
+          .contains("cannot connect to 127.0.0.1:1");
 
       Cli.Result garbage = Cli.runProduction("status", "not-an-address");
       assertThat(garbage.status()).isEqualTo(2);
       assertThat(garbage.errLines()).singleElement().asString().contains("expected HOST:PORT");
 
-      Cli.Result running = Cli.runProduction("repair", "rocksdb:" + dir.resolve("a"), "rocksdb:" + dir.resolve("nothing"));
+      Cli.Result running =
+          Cli.runProduction(
+              "repair", "rocksdb:" + dir.resolve("a"), "rocksdb:" + dir.resolve("nothing"));
       assertThat(running.status()).isEqualTo(2);
       assertThat(running.errLines()).singleElement().asString().contains("not a RocksDB directory");
     }
@@ -158,7 +188,9 @@ class RepairCommandTest {
       beforeA = contents(a.store());
       beforeB = contents(b.store());
     }
-    String[] params = {"--hash-seed", "test-seed", "--partitions-log2", "3", "--iblt-max-log2", "12"};
+    String[] params = {
+      "--hash-seed", "test-seed", "--partitions-log2", "3", "--iblt-max-log2", "12"
+    };
     String left = "rocksdb:" + dir.resolve("a");
     String right = "rocksdb:" + dir.resolve("b");
 
@@ -184,11 +216,12 @@ class RepairCommandTest {
 
   private static Map<String, String> onlyKeysOf(TreeMap<String, String> m, String prefix) {
     Map<String, String> r = new TreeMap<>();
-    m.forEach((k, v) -> {
-      if (k.startsWith(prefix)) {
-        r.put(k, v);
-      }
-    });
+    m.forEach(
+        (k, v) -> {
+          if (k.startsWith(prefix)) {
+            r.put(k, v);
+          }
+        });
     assertThat(r).hasSize(40);
     return r;
   }

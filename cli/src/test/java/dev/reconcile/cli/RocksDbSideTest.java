@@ -54,8 +54,10 @@ class RocksDbSideTest {
   /** Writes with the Java API: half flushed to SST files, half left in the WAL. */
   private static Path javaDb(Path p, List<Line> lines) throws Exception {
     RocksDB.loadLibrary();
-    try (Options o = new Options().setCreateIfMissing(true)
-            .setTableFormatConfig(new BlockBasedTableConfig().setFormatVersion(5));
+    try (Options o =
+            new Options()
+                .setCreateIfMissing(true)
+                .setTableFormatConfig(new BlockBasedTableConfig().setFormatVersion(5));
         RocksDB db = RocksDB.open(o, p.toString());
         FlushOptions f = new FlushOptions().setWaitForFlush(true)) {
       for (int i = 0; i < lines.size(); i++) {
@@ -75,8 +77,13 @@ class RocksDbSideTest {
       for (Path f : (Iterable<Path>) s::iterator) {
         if (Files.isRegularFile(f)) {
           byte[] sha = MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(f));
-          m.put(p.relativize(f).toString(),
-              Files.size(f) + " " + Files.getLastModifiedTime(f) + " " + HexFormat.of().formatHex(sha));
+          m.put(
+              p.relativize(f).toString(),
+              Files.size(f)
+                  + " "
+                  + Files.getLastModifiedTime(f)
+                  + " "
+                  + HexFormat.of().formatHex(sha));
         }
       }
     }
@@ -92,7 +99,10 @@ class RocksDbSideTest {
     List<Line> right = new ArrayList<>(common);
     right.addAll(records(seed + 2, 30));
     for (int i = 0; i < 25; i++) { // changed values
-      right.add(new Line(common.get(i).key(), ("changed" + i).getBytes()));
+      right.add(
+          new Line(
+              common.get(i).key(),
+              ("changed" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
     Path db = javaDb(dir.resolve("db"), left);
     Path file = Cli.write(dir.resolve("right.txt"), right);
@@ -124,7 +134,8 @@ class RocksDbSideTest {
     List<String> cmd = new ArrayList<>(List.of("ldb"));
     cmd.addAll(List.of(args));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as("%s: %s", cmd, out).isZero();
   }
@@ -135,7 +146,8 @@ class RocksDbSideTest {
 
   @Test
   void databaseWrittenByLdb() throws Exception {
-    Assumptions.assumeTrue(ldbAvailable(),
+    Assumptions.assumeTrue(
+        ldbAvailable(),
         "ldb is not on PATH (Debian package rocksdb-tools): skipping the ldb-written database test");
     long seed = 22;
     Path db = dir.resolve("ldb");

@@ -16,16 +16,19 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Runs the shaded jar (and bin/reconcile) as real processes. Skipped, with a reason, when {@code
  * cli/target/reconcile.jar} has not been built: it is made by {@code package}, after this phase, so
- * a clean {@code ./mvnw test} skips it and a second run (or {@code verify} after a package) runs it.
+ * a clean {@code ./mvnw test} skips it and a second run (or {@code verify} after a package) runs
+ * it.
  */
 class ShadedJarTest {
   private static final Path JAR = Path.of("target", "reconcile.jar").toAbsolutePath();
-  private static final Path LAUNCHER = Path.of("..", "bin", "reconcile").toAbsolutePath().normalize();
+  private static final Path LAUNCHER =
+      Path.of("..", "bin", "reconcile").toAbsolutePath().normalize();
   @TempDir Path dir;
 
   @BeforeEach
   void needsJar() {
-    Assumptions.assumeTrue(Files.isRegularFile(JAR),
+    Assumptions.assumeTrue(
+        Files.isRegularFile(JAR),
         JAR + " is not built (./mvnw -pl cli -am package -DskipTests): skipping the process tests");
   }
 
@@ -34,28 +37,42 @@ class ShadedJarTest {
   private Proc exec(List<String> cmd) throws Exception {
     Path out = dir.resolve("stdout");
     Path err = dir.resolve("stderr");
-    Process p = new ProcessBuilder(cmd).directory(dir.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    Process p =
+        new ProcessBuilder(cmd)
+            .directory(dir.toFile())
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .start();
     assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("%s finished", cmd).isTrue();
-    return new Proc(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+    return new Proc(
+        p.exitValue(),
+        Files.readString(out, StandardCharsets.UTF_8),
         Files.readString(err, StandardCharsets.UTF_8));
   }
 
   private Proc java(String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                JAR.toString()));
     cmd.addAll(List.of(args));
     return exec(cmd);
   }
 
   @Test
   void jarDiffsTwoFilesWithTheProductionEstimator() throws Exception {
-    Files.write(dir.resolve("a.txt"), "k1\tv1\nk2\tv2\ncafé\t1\n\\x\tq\n".getBytes(StandardCharsets.UTF_8));
-    Files.write(dir.resolve("b.txt"), "k1\tv1\nk2\tCHANGED\ncafé\t1\nk3\n".getBytes(StandardCharsets.UTF_8));
+    Files.write(
+        dir.resolve("a.txt"), "k1\tv1\nk2\tv2\ncafé\t1\n\\x\tq\n".getBytes(StandardCharsets.UTF_8));
+    Files.write(
+        dir.resolve("b.txt"),
+        "k1\tv1\nk2\tCHANGED\ncafé\t1\nk3\n".getBytes(StandardCharsets.UTF_8));
     Proc p = java("diff", "file:a.txt", "file:b.txt");
     assertThat(p.out()).as(p.err()).isEqualTo("< \\\\x\n! k2\n> k3\n");
     assertThat(p.status()).isEqualTo(1);
-    assertThat(p.err()).contains("reconcile: keys: 1 only left (<), 1 only right (>), 1 changed (!)");
+    assertThat(p.err())
+        .contains("reconcile: keys: 1 only left (<), 1 only right (>), 1 changed (!)");
 
     Proc same = java("diff", "-q", "file:a.txt", "file:a.txt");
     assertThat(same.status()).isZero();

@@ -19,8 +19,9 @@ import org.testcontainers.DockerClientFactory;
 
 /**
  * Builds the agent image locally (no registry is reachable): {@code FROM scratch} with a jlink'ed
- * Java runtime under /java, the shaded reconcile.jar, the shared libraries the runtime and RocksDB's
- * JNI library link against (found with ldd), and an empty /tmp for RocksDB's native extraction.
+ * Java runtime under /java, the shaded reconcile.jar, the shared libraries the runtime and
+ * RocksDB's JNI library link against (found with ldd), and an empty /tmp for RocksDB's native
+ * extraction.
  */
 final class AgentImage {
   static final String NAME = "reconcile-agent-it:local";
@@ -34,12 +35,22 @@ final class AgentImage {
     Path root = ctx.resolve("rootfs");
     Files.createDirectories(root.resolve("tmp"));
     Path jlink = Path.of(System.getProperty("java.home"), "bin", "jlink");
-    run(List.of(jlink.toString(), "--add-modules", MODULES, "--strip-debug", "--no-header-files", "--no-man-pages", "--output", root.resolve("java").toString()));
+    run(
+        List.of(
+            jlink.toString(),
+            "--add-modules",
+            MODULES,
+            "--strip-debug",
+            "--no-header-files",
+            "--no-man-pages",
+            "--output",
+            root.resolve("java").toString()));
     Files.copy(jar, root.resolve("reconcile.jar"), StandardCopyOption.REPLACE_EXISTING);
     // Shared libraries: ldd closure of the runtime's binaries and of RocksDB's JNI library.
     List<Path> binaries = new ArrayList<>();
     try (Stream<Path> s = Files.walk(root.resolve("java"))) {
-      s.filter(p -> p.toString().endsWith(".so") || p.endsWith(Path.of("bin", "java"))).forEach(binaries::add);
+      s.filter(p -> p.toString().endsWith(".so") || p.endsWith(Path.of("bin", "java")))
+          .forEach(binaries::add);
     }
     Path rocks = work.resolve("librocksdbjni-linux64.so");
     try (ZipFile z = new ZipFile(jar.toFile())) {
@@ -67,13 +78,24 @@ final class AgentImage {
       Files.createDirectories(dst.getParent());
       Files.copy(src, dst, StandardCopyOption.REPLACE_EXISTING); // follows symlinks
     }
-    Files.writeString(ctx.resolve("Dockerfile"), "FROM scratch\nCOPY rootfs/ /\nENTRYPOINT [\"/java/bin/java\"]\n", StandardCharsets.UTF_8);
-    // Built through the daemon's API with pull off: Testcontainers' ImageFromDockerfile would first try
+    Files.writeString(
+        ctx.resolve("Dockerfile"),
+        "FROM scratch\nCOPY rootfs/ /\nENTRYPOINT [\"/java/bin/java\"]\n",
+        StandardCharsets.UTF_8);
+    // Built through the daemon's API with pull off: Testcontainers' ImageFromDockerfile would first
+    // try
     // to pull the FROM image ('scratch') from a registry that is not reachable.
     long t0 = System.nanoTime();
     String id =
-        DockerClientFactory.instance().client().buildImageCmd(ctx.toFile()).withTags(Set.of(NAME)).withPull(false).start().awaitImageId(10, TimeUnit.MINUTES);
-    System.out.printf("agent image %s (%s) built in %d ms%n", NAME, id, (System.nanoTime() - t0) / 1_000_000);
+        DockerClientFactory.instance()
+            .client()
+            .buildImageCmd(ctx.toFile())
+            .withTags(Set.of(NAME))
+            .withPull(false)
+            .start()
+            .awaitImageId(10, TimeUnit.MINUTES);
+    System.out.printf(
+        "agent image %s (%s) built in %d ms%n", NAME, id, (System.nanoTime() - t0) / 1_000_000);
     return NAME;
   }
 

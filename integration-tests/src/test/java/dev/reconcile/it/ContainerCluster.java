@@ -40,7 +40,14 @@ final class ContainerCluster extends HttpCluster {
 
   @Override
   protected Endpoint launch(String name, int index, Map<String, String> config) {
-    List<String> cmd = new ArrayList<>(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", "/reconcile.jar"));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-jar",
+                "/reconcile.jar"));
     cmd.addAll(agentArgs(config));
     @SuppressWarnings("resource")
     GenericContainer<?> c =
@@ -49,12 +56,15 @@ final class ContainerCluster extends HttpCluster {
             .withNetworkMode("host")
             .withFileSystemBind(runDir.toString(), runDir.toString(), BindMode.READ_WRITE)
             .withCommand(cmd.toArray(new String[0]))
-            .waitingFor(Wait.forLogMessage(".*listening peer=.*", 1).withStartupTimeout(Duration.ofSeconds(90)));
+            .waitingFor(
+                Wait.forLogMessage(".*listening peer=.*", 1)
+                    .withStartupTimeout(Duration.ofSeconds(90)));
     c.start();
     containers.put(name, c);
     Endpoint e = parseListening(c.getLogs(OutputFrame.OutputType.STDOUT));
     if (e == null) {
-      throw new IllegalStateException("agent " + name + " printed no listening line: " + c.getLogs());
+      throw new IllegalStateException(
+          "agent " + name + " printed no listening line: " + c.getLogs());
     }
     return e;
   }

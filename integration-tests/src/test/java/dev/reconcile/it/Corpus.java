@@ -15,7 +15,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 
-/** The scenario corpus (integration-tests/scenarios) and a helper that runs one scenario and asserts it passed. */
+/**
+ * The scenario corpus (integration-tests/scenarios) and a helper that runs one scenario and asserts
+ * it passed.
+ */
 final class Corpus {
   private Corpus() {}
 
@@ -25,7 +28,9 @@ final class Corpus {
 
   static Path file(String prefix) throws IOException {
     try (Stream<Path> s = Files.list(dir())) {
-      return s.filter(p -> p.getFileName().toString().startsWith(prefix)).findFirst().orElseThrow(() -> new IllegalArgumentException("no scenario " + prefix));
+      return s.filter(p -> p.getFileName().toString().startsWith(prefix))
+          .findFirst()
+          .orElseThrow(() -> new IllegalArgumentException("no scenario " + prefix));
     }
   }
 
@@ -39,13 +44,18 @@ final class Corpus {
     return Integer.getInteger("reconcile.trials.scale", 1);
   }
 
-  /** Runs {@code file} on {@code cluster} in {@code runDir}, prints the report, and asserts every expectation held. */
+  /**
+   * Runs {@code file} on {@code cluster} in {@code runDir}, prints the report, and asserts every
+   * expectation held.
+   */
   static ScenarioReport runAndCheck(Path file, Cluster cluster, Path runDir) throws Exception {
     Scenario s = ScenarioParser.parse(file);
     PrintWriter log = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     ScenarioReport r = new ScenarioRunner(s, cluster, runDir, log).run();
     System.out.print(r.text());
-    assertThat(r.passed()).as("scenario %s on %s:%n%s", file.getFileName(), cluster.mode(), r.text()).isTrue();
+    assertThat(r.passed())
+        .as("scenario %s on %s:%n%s", file.getFileName(), cluster.mode(), r.text())
+        .isTrue();
     return r;
   }
 }

@@ -11,7 +11,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Runner (a): every scenario of the corpus against agents in this JVM behind fault-injecting proxies. */
+/**
+ * Runner (a): every scenario of the corpus against agents in this JVM behind fault-injecting
+ * proxies.
+ */
 class InJvmCorpusTest {
   @TempDir Path dir;
 

@@ -22,9 +22,12 @@ class ProcessClusterTest {
   @ValueSource(strings = {"06-sender-crash", "07-receiver-crash", "08-partition", "18-pause"})
   void scenarioPassesWithProcesses(String prefix) throws Exception {
     Path jar = ProcessCluster.locateJar();
-    assertThat(Files.isRegularFile(jar)).as("agent jar %s (package the cli module first)", jar).isTrue();
+    assertThat(Files.isRegularFile(jar))
+        .as("agent jar %s (package the cli module first)", jar)
+        .isTrue();
     Path run = dir.resolve("run");
-    ScenarioReport r = Corpus.runAndCheck(Corpus.file(prefix), new ProcessCluster(jar, run.resolve("logs")), run);
+    ScenarioReport r =
+        Corpus.runAndCheck(Corpus.file(prefix), new ProcessCluster(jar, run.resolve("logs")), run);
     assertThat(r.mode()).isEqualTo("process");
   }
 }

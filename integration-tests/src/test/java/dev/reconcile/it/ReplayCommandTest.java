@@ -22,7 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** {@code reconcile replay} end to end: from-dirs, reports, exit statuses, the results file; and the agent's testing knobs. */
+/**
+ * {@code reconcile replay} end to end: from-dirs, reports, exit statuses, the results file; and the
+ * agent's testing knobs.
+ */
 class ReplayCommandTest {
   @TempDir Path dir;
 
@@ -44,13 +47,31 @@ class ReplayCommandTest {
   /** A stopped replica's data directory as a production agent would leave it. */
   private Path dataDir(String name, int from, int to, String value) {
     Path d = dir.resolve("captured-" + name);
-    Map<String, String> cfg = ScenarioRunner.agentConfig(
-        new dev.reconcile.cli.replay.Scenario(null, "x", "", Map.of(name, Map.of()), Map.of(), null, null, java.util.List.of(), null), name, d);
+    Map<String, String> cfg =
+        ScenarioRunner.agentConfig(
+            new dev.reconcile.cli.replay.Scenario(
+                null,
+                "x",
+                "",
+                Map.of(name, Map.of()),
+                Map.of(),
+                null,
+                null,
+                java.util.List.of(),
+                null),
+            name,
+            d);
     AgentConfig ac = AgentConfig.fromMap(cfg);
     var est = StrataEstimatorFactory.defaults();
-    try (ReplicaStore s = ReplicaStore.open(StoreOptions.builder(d, ReplicaAgent.sketchParams(ac, est), est).nodeId(name).build())) {
+    try (ReplicaStore s =
+        ReplicaStore.open(
+            StoreOptions.builder(d, ReplicaAgent.sketchParams(ac, est), est)
+                .nodeId(name)
+                .build())) {
       for (int i = from; i < to; i++) {
-        s.put(("key" + i).getBytes(StandardCharsets.UTF_8), (value + i).getBytes(StandardCharsets.UTF_8));
+        s.put(
+            ("key" + i).getBytes(StandardCharsets.UTF_8),
+            (value + i).getBytes(StandardCharsets.UTF_8));
       }
       s.delete("key5".getBytes(StandardCharsets.UTF_8));
     }
@@ -64,12 +85,20 @@ class ReplayCommandTest {
     Path sc = dir.resolve("captured.yaml");
     Files.writeString(
         sc,
-        "description: two captured replicas\nreplicas: [a, b]\ninitial:\n  from-dirs: {a: " + a + ", b: " + b + "}\n"
+        "description: two captured replicas\nreplicas: [a, b]\ninitial:\n  from-dirs: {a: "
+            + a
+            + ", b: "
+            + b
+            + "}\n"
             + "timeline:\n  - repair: {from: a, to: b, expect: ok}\nexpect:\n  converge: {rounds: 1}\n");
     Path results = dir.resolve("out/results.md");
     Run r = replay("--results", results.toString(), sc.toString());
     assertThat(r.status()).as(r.out() + r.err()).isZero();
-    assertThat(r.out()).contains("scenario captured (jvm, 2 replicas): PASS", "final state equals the model", "1 passed, 0 failed");
+    assertThat(r.out())
+        .contains(
+            "scenario captured (jvm, 2 replicas): PASS",
+            "final state equals the model",
+            "1 passed, 0 failed");
     assertThat(Files.readString(results)).contains("| captured | jvm | 2 | 1501 |", "## Checks");
     // The captured directories themselves are untouched (the run works on copies).
     assertThat(Files.exists(a.resolve("LOCK")) || Files.isDirectory(a)).isTrue();
@@ -80,8 +109,15 @@ class ReplayCommandTest {
     Path sc = dir.resolve("impossible.yaml");
     Files.writeString(
         sc,
-        "description: expects doublings that cannot happen\nreplicas: [a, b]\n"
-            + "timeline:\n  - write: {on: a, count: 10}\n  - repair: {from: a, to: b}\nexpect:\n  min-doublings: 1000\n");
+        """
+        description: expects doublings that cannot happen
+        replicas: [a, b]
+        timeline:
+          - write: {on: a, count: 10}
+          - repair: {from: a, to: b}
+        expect:
+          min-doublings: 1000
+        """);
     Run r = replay(sc.toString());
     assertThat(r.status()).as(r.out() + r.err()).isEqualTo(1);
     assertThat(r.out()).contains("[FAIL] at least 1000 table doublings", "0 passed, 1 failed");
@@ -90,7 +126,8 @@ class ReplayCommandTest {
     Files.writeString(bad, "replicas: [a, b]\ntimeline:\n  - write: {on: z, count: 1}\n");
     Run b = replay(bad.toString());
     assertThat(b.status()).isEqualTo(2);
-    assertThat(b.err()).contains("scenario " + bad + ": timeline[0].write.on: no replica named 'z'");
+    assertThat(b.err())
+        .contains("scenario " + bad + ": timeline[0].write.on: no replica named 'z'");
   }
 
   @Test

@@ -27,7 +27,8 @@ class ReplaySoakTest {
         Corpus.runAndCheck(f, new InJvmCluster(), d);
         if (i == 0) {
           Path p = dir.resolve("r" + run++);
-          Corpus.runAndCheck(f, new ProcessCluster(ProcessCluster.locateJar(), p.resolve("logs")), p);
+          Corpus.runAndCheck(
+              f, new ProcessCluster(ProcessCluster.locateJar(), p.resolve("logs")), p);
         }
       }
     }

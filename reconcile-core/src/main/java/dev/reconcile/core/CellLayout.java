@@ -3,8 +3,8 @@ package dev.reconcile.core;
 /**
  * Width of each cell field on the wire: count, key sum and check sum, in bytes.
  *
- * <p>In memory every cell holds an {@code int} count, a {@code long} key sum and an {@code int} check
- * sum; a narrow layout masks keys and checks at insert time and keeps counts modulo {@code
+ * <p>In memory every cell holds an {@code int} count, a {@code long} key sum and an {@code int}
+ * check sum; a narrow layout masks keys and checks at insert time and keeps counts modulo {@code
  * 2^(8*countBytes)}, so the wire form loses nothing the table holds. Counts are reduced modulo that
  * width because a subtracted table only needs {@code count in [-2^(b-1), 2^(b-1))} per cell: the
  * sender's absolute counts (which grow with n) are never needed.

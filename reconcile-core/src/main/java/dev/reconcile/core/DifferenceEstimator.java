@@ -22,14 +22,15 @@ public interface DifferenceEstimator {
   Estimator toProto();
 
   /**
-   * Estimated {@code |local \u0394 remote|}, after validating {@code remote} (format version, hash id,
-   * seed fingerprint, parameters, cell bytes). Never allocates more than the local parameters allow.
+   * Estimated {@code |local \u0394 remote|}, after validating {@code remote} (format version, hash
+   * id, seed fingerprint, parameters, cell bytes). Never allocates more than the local parameters
+   * allow.
    */
   long estimate(Estimator remote) throws FormatException;
 
   /**
-   * Factor by which to multiply an estimate to size a first IBLT that decodes at the first attempt in
-   * at least 99 % of cases, measured for this estimator's parameters.
+   * Factor by which to multiply an estimate to size a first IBLT that decodes at the first attempt
+   * in at least 99 % of cases, measured for this estimator's parameters.
    */
   double sizingFactor();
 

@@ -8,6 +8,7 @@ package dev.reconcile.core;
  */
 public record Fingerprint(long count, long sum, long sum2) {
   public static final Fingerprint EMPTY = new Fingerprint(0, 0, 0);
+
   /** Bytes of one fingerprint in a packed {@code FingerprintSet}. */
   public static final int WIRE_BYTES = 24;
 

@@ -12,8 +12,9 @@ import java.security.NoSuchAlgorithmException;
  * A pinned, keyed hash and every derivation the sketches make from it.
  *
  * <p>A hash spec is part of every serialized sketch, so it is frozen: a derivation is never edited,
- * only a new {@link #id() id} is added beside it (the habit of Guava's {@code BloomFilterStrategies}).
- * Golden vectors in {@code HashSpecGoldenTest} pin the outputs of every id.
+ * only a new {@link #id() id} is added beside it (the habit of Guava's {@code
+ * BloomFilterStrategies}). Golden vectors in {@code HashSpecGoldenTest} pin the outputs of every
+ * id.
  *
  * <h2>Id 1: {@code xxh3-64-seeded/v1}</h2>
  *
@@ -36,9 +37,9 @@ import java.security.NoSuchAlgorithmException;
  *                             SHA-256("reconcile/seed-fingerprint/v1" || seed as 8 bytes LE)
  * </pre>
  *
- * <p>An element carries its key's top 16 hash bits, so its partition (for any {@code P <= 2^16}) can
- * be read off the element itself: one IBLT can then reconcile a group of partitions at once and each
- * decoded element still names its partition. The other 48 bits are the record hash, so two
+ * <p>An element carries its key's top 16 hash bits, so its partition (for any {@code P <= 2^16})
+ * can be read off the element itself: one IBLT can then reconcile a group of partitions at once and
+ * each decoded element still names its partition. The other 48 bits are the record hash, so two
  * different records collide with probability 2^-64 for different keys, 2^-48 for versions of the
  * same key (see docs/design.md).
  *
@@ -54,11 +55,12 @@ import java.security.NoSuchAlgorithmException;
  * elements share all {@code k} cells with probability about {@code 2/s^2} instead of {@code 1/s^3}
  * ({@code s} cells per subtable), because {@code k} positions then depend on only two residues; at
  * the loads of a reconciliation table that is a constant failure rate (observed: 11 % failures at d
- * = 5 in 3x16 cells). Each SplitMix64 output is a full mix of {@code c}, so the positions of distinct
- * elements behave as independent.
+ * = 5 in 3x16 cells). Each SplitMix64 output is a full mix of {@code c}, so the positions of
+ * distinct elements behave as independent.
  *
- * <p>[1] G. L. Steele, D. Lea, C. H. Flood, "Fast Splittable Pseudorandom Number Generators", OOPSLA
- * 2014. [2] D. Stafford, "Better Bit Mixing - Improving on MurmurHash3's 64-bit Finalizer", 2011.
+ * <p>[1] G. L. Steele, D. Lea, C. H. Flood, "Fast Splittable Pseudorandom Number Generators",
+ * OOPSLA 2014. [2] D. Stafford, "Better Bit Mixing - Improving on MurmurHash3's 64-bit Finalizer",
+ * 2011.
  *
  * <p>The seed is a cluster secret: peers compare only the 32-bit seed fingerprint, from which the
  * 64-bit seed cannot be recovered short of a 2^64 search.
@@ -70,8 +72,10 @@ public final class HashSpec {
   static final long ELEMENT_DOMAIN = 0x5245_4300_0000_0000L; // "REC"
   static final long CELL_SALT = 0x4345_4c4c_0000_0000L; // "CELL"
   static final long STRATUM_SALT = 0x5354_5241_5441_0000L; // "STRATA"
+
   /** SplitMix64 increment (odd, 2^64 / golden ratio). */
   static final long GAMMA = 0x9e37_79b9_7f4a_7c15L;
+
   static final long FINGERPRINT_SALT = 0x4650_0000_0000_0000L; // "FP"
 
   private final int id;

@@ -29,8 +29,8 @@ import java.util.Arrays;
  * </pre>
  *
  * All three are group operations, so a table is linear: {@code T(A) - T(B) = T(A \ B) - T(B \ A)};
- * elements on both sides cancel whatever the set sizes, which is what makes the difference digest of
- * Eppstein, Goodrich, Uyeda and Varghese [2] cost O(d) and not O(n).
+ * elements on both sides cancel whatever the set sizes, which is what makes the difference digest
+ * of Eppstein, Goodrich, Uyeda and Varghese [2] cost O(d) and not O(n).
  *
  * <h2>Memory layout</h2>
  *
@@ -41,31 +41,31 @@ import java.util.Arrays;
  *
  * <h2>Peeling</h2>
  *
- * A cell is <em>pure</em> when {@code count = +-1}, {@code checkSum = checkHash(keySum)} and the cell
- * is where {@code keySum} would be placed ({@code pos_j(keySum) = i}): three independent tests, so a
- * cell holding several elements passes with probability about {@code 2^-(8*checkBytes) / s}. Peeling
- * repeatedly removes the element of a pure cell from its {@code k} cells (an explicit {@code int[]}
- * stack of candidate cells, as in FastFilter's XOR filters [4]). With {@code k = 3} peeling empties
- * the table w.h.p. while {@code d < 0.818 * cells} [3]; for finite d it needs more room (see {@link
- * Sizing}). A peel that leaves any non-zero cell is a failed decode: its partial lists must not be
- * used, and the caller retries with a larger table. A peel of a table built from hostile bytes stops
- * after at most {@code cells} extractions. Cells are pushed as candidates when their count becomes
- * {@code +-1} (no hashing); the full purity test (one XXH3 call) runs when a candidate is popped, and
- * the same base hash then gives the {@code k} cells to extract from.
+ * A cell is <em>pure</em> when {@code count = +-1}, {@code checkSum = checkHash(keySum)} and the
+ * cell is where {@code keySum} would be placed ({@code pos_j(keySum) = i}): three independent
+ * tests, so a cell holding several elements passes with probability about {@code 2^-(8*checkBytes)
+ * / s}. Peeling repeatedly removes the element of a pure cell from its {@code k} cells (an explicit
+ * {@code int[]} stack of candidate cells, as in FastFilter's XOR filters [4]). With {@code k = 3}
+ * peeling empties the table w.h.p. while {@code d < 0.818 * cells} [3]; for finite d it needs more
+ * room (see {@link Sizing}). A peel that leaves any non-zero cell is a failed decode: its partial
+ * lists must not be used, and the caller retries with a larger table. A peel of a table built from
+ * hostile bytes stops after at most {@code cells} extractions. Cells are pushed as candidates when
+ * their count becomes {@code +-1} (no hashing); the full purity test (one XXH3 call) runs when a
+ * candidate is popped, and the same base hash then gives the {@code k} cells to extract from.
  *
  * <h2>Folding</h2>
  *
- * Because {@code pos_j} keeps the low {@code log2} bits of {@code h_j}, cell {@code (j, hi, lo)} of a
- * {@code log2} table lands on cell {@code (j, hi, lo mod 2^log2')} of a {@code log2' < log2} table.
- * Summing those cells ({@link #fold}) yields exactly the table built directly at the smaller size, so
- * an agent maintains one table of the largest size per ladder and derives every smaller one without
- * reading its data.
+ * Because {@code pos_j} keeps the low {@code log2} bits of {@code h_j}, cell {@code (j, hi, lo)} of
+ * a {@code log2} table lands on cell {@code (j, hi, lo mod 2^log2')} of a {@code log2' < log2}
+ * table. Summing those cells ({@link #fold}) yields exactly the table built directly at the smaller
+ * size, so an agent maintains one table of the largest size per ladder and derives every smaller
+ * one without reading its data.
  *
  * <p>References: [1] M. T. Goodrich, M. Mitzenmacher, "Invertible Bloom Lookup Tables", Allerton
- * 2011. [2] D. Eppstein, M. T. Goodrich, F. Uyeda, G. Varghese, "What's the Difference? Efficient Set
- * Reconciliation without Prior Context", SIGCOMM 2011. [3] M. Molloy, "Cores in random hypergraphs
- * and Boolean formulas", Random Struct. Algorithms 2005 (peeling thresholds). [4] T. M. Graf, D.
- * Lemire, "Xor Filters", JEA 2020.
+ * 2011. [2] D. Eppstein, M. T. Goodrich, F. Uyeda, G. Varghese, "What's the Difference? Efficient
+ * Set Reconciliation without Prior Context", SIGCOMM 2011. [3] M. Molloy, "Cores in random
+ * hypergraphs and Boolean formulas", Random Struct. Algorithms 2005 (peeling thresholds). [4] T. M.
+ * Graf, D. Lemire, "Xor Filters", JEA 2020.
  *
  * <p>Not thread-safe; callers that share a table guard it.
  */
@@ -386,7 +386,14 @@ public final class Iblt {
   private void requireCompatible(Iblt other) {
     if (!shape.equals(other.shape) || !layout.equals(other.layout)) {
       throw new IllegalArgumentException(
-          "shape/layout mismatch: " + shape + "/" + layout + " vs " + other.shape + "/" + other.layout);
+          "shape/layout mismatch: "
+              + shape
+              + "/"
+              + layout
+              + " vs "
+              + other.shape
+              + "/"
+              + other.layout);
     }
     if (!spec.equals(other.spec)) {
       throw new IllegalArgumentException("hash spec mismatch: " + spec + " vs " + other.spec);

@@ -3,10 +3,10 @@ package dev.reconcile.core;
 /**
  * Geometry of an {@link Iblt}: {@code hashCount} subtables of {@code base << log2} cells each.
  *
- * <p>Two ladders of sizes: base 1 gives power-of-two subtables, base 3 gives {@code 3 * 2^j}; together
- * (1, 1.5, 2, 3, 4, 6, ...) they round a wanted size up by at most 50 % (and by 1.33x at most every
- * other step) instead of 100 %. Within one ladder a table folds to any
- * smaller {@code log2} (see {@link Iblt#fold}).
+ * <p>Two ladders of sizes: base 1 gives power-of-two subtables, base 3 gives {@code 3 * 2^j};
+ * together (1, 1.5, 2, 3, 4, 6, ...) they round a wanted size up by at most 50 % (and by 1.33x at
+ * most every other step) instead of 100 %. Within one ladder a table folds to any smaller {@code
+ * log2} (see {@link Iblt#fold}).
  */
 public record IbltShape(int hashCount, int base, int log2) {
   public static final int MIN_HASHES = 2;

@@ -33,7 +33,10 @@ public final class MemorySketches implements PartitionSketches {
     }
   }
 
-  /** Sketches of the given (partition, element) pairs; {@code partitionOf[i]} is element i's partition. */
+  /**
+   * Sketches of the given (partition, element) pairs; {@code partitionOf[i]} is element i's
+   * partition.
+   */
   public static MemorySketches of(
       SketchParams params, EstimatorFactory estimators, int[] partitionOf, long[] elements) {
     int p = params.partitions();

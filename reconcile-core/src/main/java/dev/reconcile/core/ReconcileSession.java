@@ -3,8 +3,8 @@ package dev.reconcile.core;
 import dev.reconcile.core.wire.DigestChunk;
 import dev.reconcile.core.wire.DigestRequest;
 import dev.reconcile.core.wire.Done;
-import dev.reconcile.core.wire.EstimatorOffer;
 import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.EstimatorOffer;
 import dev.reconcile.core.wire.FingerprintSet;
 import dev.reconcile.core.wire.Hello;
 import dev.reconcile.core.wire.HelloAck;
@@ -52,7 +52,8 @@ import java.util.TreeMap;
  * peels to all-zero cells settles a partition; anything else doubles the table and past the largest
  * falls back to the sorted digest list. Each side then keeps only the listed elements its own set
  * confirms (what it lacks is absent here, what the peer lacks is present here) and counts the
- * others as {@link SessionStats#unverified()}: a wrong decode or a concurrent write, never acted on.
+ * others as {@link SessionStats#unverified()}: a wrong decode or a concurrent write, never acted
+ * on.
  */
 public final class ReconcileSession {
   /** Which side this is. */
@@ -74,7 +75,9 @@ public final class ReconcileSession {
   private enum Phase {
     /** I: waiting for R's estimator or digest request. */
     WAIT_OFFER,
-    /** I: table or digests sent, waiting for results, a bigger-table request or a digest request. */
+    /**
+     * I: table or digests sent, waiting for results, a bigger-table request or a digest request.
+     */
     WAIT_RESULT,
     /** R: estimator sent, waiting for a table or digests. */
     WAIT_TABLE,
@@ -204,20 +207,29 @@ public final class ReconcileSession {
       if (e.getFormatVersion() != Wire.FORMAT_VERSION) {
         throw new ProtocolException(
             Code.VERSION,
-            "frame format version " + e.getFormatVersion() + ", this peer speaks "
+            "frame format version "
+                + e.getFormatVersion()
+                + ", this peer speaks "
                 + Wire.FORMAT_VERSION);
       }
       if (e.hasRefusal() && state != State.AWAIT_HELLO) {
         // A refusal ends the session whatever its numbering: a busy responder refuses before it
         // has read the Hello, so it cannot know the session id.
         Refusal r = e.getRefusal();
-        fail(r.getCode(), "peer refused (" + r.getCode() + "): " + Wire.peerText(r.getMessage()), false, true);
+        fail(
+            r.getCode(),
+            "peer refused (" + r.getCode() + "): " + Wire.peerText(r.getMessage()),
+            false,
+            true);
         return;
       }
       if (e.getSequence() != inSeq) {
         throw new ProtocolException(
             Code.MALFORMED,
-            "frame sequence " + e.getSequence() + " where " + inSeq
+            "frame sequence "
+                + e.getSequence()
+                + " where "
+                + inSeq
                 + " was expected (replayed, reordered or lost frame)");
       }
       inSeq++;
@@ -226,7 +238,9 @@ public final class ReconcileSession {
       } else if (e.getSessionId() != sessionId) {
         throw new ProtocolException(
             Code.MALFORMED,
-            "frame of session " + Long.toUnsignedString(e.getSessionId()) + " in session "
+            "frame of session "
+                + Long.toUnsignedString(e.getSessionId())
+                + " in session "
                 + Long.toUnsignedString(sessionId));
       }
       dispatch(e);
@@ -253,7 +267,10 @@ public final class ReconcileSession {
         }
       }
       Envelope e =
-          b.setFormatVersion(Wire.FORMAT_VERSION).setSessionId(sessionId).setSequence(outSeq++).build();
+          b.setFormatVersion(Wire.FORMAT_VERSION)
+              .setSessionId(sessionId)
+              .setSequence(outSeq++)
+              .build();
       stats.sent(e);
       return e;
     }
@@ -297,7 +314,10 @@ public final class ReconcileSession {
     return dryRun;
   }
 
-  /** Sequence number of the next frame this side sends; a transport continues from it after the session. */
+  /**
+   * Sequence number of the next frame this side sends; a transport continues from it after the
+   * session.
+   */
   public int nextOutSequence() {
     return outSeq;
   }
@@ -327,7 +347,11 @@ public final class ReconcileSession {
     switch (e.getBodyCase()) {
       case REFUSAL -> {
         Refusal r = e.getRefusal();
-        fail(r.getCode(), "peer refused (" + r.getCode() + "): " + Wire.peerText(r.getMessage()), false, true);
+        fail(
+            r.getCode(),
+            "peer refused (" + r.getCode() + "): " + Wire.peerText(r.getMessage()),
+            false,
+            true);
       }
       case HELLO -> onHello(e.getHello());
       case HELLO_ACK -> onHelloAck(e.getHelloAck());
@@ -347,13 +371,15 @@ public final class ReconcileSession {
 
   private void expect(State want, String what) throws ProtocolException {
     if (state != want) {
-      throw new ProtocolException(Code.MALFORMED, what + " in state " + state + " (expected " + want + ")");
+      throw new ProtocolException(
+          Code.MALFORMED, what + " in state " + state + " (expected " + want + ")");
     }
   }
 
   private void expectRole(Role want, String what) throws ProtocolException {
     if (role != want) {
-      throw new ProtocolException(Code.MALFORMED, what + " sent to the " + role.name().toLowerCase());
+      throw new ProtocolException(
+          Code.MALFORMED, what + " sent to the " + role.name().toLowerCase(java.util.Locale.ROOT));
     }
   }
 
@@ -367,25 +393,38 @@ public final class ReconcileSession {
     if (h.getMinVersion() > Wire.FORMAT_VERSION || h.getMaxVersion() < Wire.FORMAT_VERSION) {
       throw new ProtocolException(
           Code.VERSION,
-          "peer speaks protocol versions [" + h.getMinVersion() + ", " + h.getMaxVersion()
-              + "], this peer speaks [" + Wire.FORMAT_VERSION + ", " + Wire.FORMAT_VERSION + "]");
+          "peer speaks protocol versions ["
+              + h.getMinVersion()
+              + ", "
+              + h.getMaxVersion()
+              + "], this peer speaks ["
+              + Wire.FORMAT_VERSION
+              + ", "
+              + Wire.FORMAT_VERSION
+              + "]");
     }
     if (!h.getClusterId().equals(config.clusterId())) {
       throw new ProtocolException(
           Code.CLUSTER,
-          "cluster id mismatch: peer '" + h.getClusterId() + "', local '" + config.clusterId() + "'");
+          "cluster id mismatch: peer '"
+              + h.getClusterId()
+              + "', local '"
+              + config.clusterId()
+              + "'");
     }
     checkParams(h.getParams());
     if (!h.getModesList().contains(Mode.MODE_ESTIMATOR_IBLT)) {
       throw new ProtocolException(
-          Code.PARAMS, "no common mode: peer offers " + h.getModesList() + ", local MODE_ESTIMATOR_IBLT");
+          Code.PARAMS,
+          "no common mode: peer offers " + h.getModesList() + ", local MODE_ESTIMATOR_IBLT");
     }
     if (h.getPartitionsCount() == 0) {
       partitions = checkedPartitions(null);
     } else {
       if (h.getPartitionsCount() > params.partitions()) {
         throw new ProtocolException(
-            Code.LIMIT, h.getPartitionsCount() + " partitions requested, there are " + params.partitions());
+            Code.LIMIT,
+            h.getPartitionsCount() + " partitions requested, there are " + params.partitions());
       }
       int[] req = new int[h.getPartitionsCount()];
       for (int i = 0; i < req.length; i++) {
@@ -414,7 +453,8 @@ public final class ReconcileSession {
     peerNodeId = a.getNodeId();
     if (a.getVersion() != Wire.FORMAT_VERSION) {
       throw new ProtocolException(
-          Code.VERSION, "peer chose version " + a.getVersion() + ", this peer speaks " + Wire.FORMAT_VERSION);
+          Code.VERSION,
+          "peer chose version " + a.getVersion() + ", this peer speaks " + Wire.FORMAT_VERSION);
     }
     checkParams(a.getParams());
     queue(Envelope.newBuilder().setFingerprints(fingerprintSet()));
@@ -430,8 +470,11 @@ public final class ReconcileSession {
     if (p.getSeedFingerprint() != spec.seedFingerprint()) {
       throw new ProtocolException(
           Code.SEED,
-          "hash seed fingerprint mismatch: peer " + HashSpec.hex(p.getSeedFingerprint()) + ", local "
-              + HashSpec.hex(spec.seedFingerprint()) + " (the peers are configured with different seeds)");
+          "hash seed fingerprint mismatch: peer "
+              + HashSpec.hex(p.getSeedFingerprint())
+              + ", local "
+              + HashSpec.hex(spec.seedFingerprint())
+              + " (the peers are configured with different seeds)");
     }
     mismatch("partitions log2", p.getPartitionsLog2(), params.partitionsLog2());
     mismatch("IBLT hash count", p.getIbltHashCount(), params.ibltHashCount());
@@ -439,8 +482,11 @@ public final class ReconcileSession {
     if (!p.getEstimator().equals(params.estimator())) {
       throw new ProtocolException(
           Code.PARAMS,
-          "estimator parameters mismatch: peer {" + oneLine(p.getEstimator()) + "}, local {"
-              + oneLine(params.estimator()) + "}");
+          "estimator parameters mismatch: peer {"
+              + oneLine(p.getEstimator())
+              + "}, local {"
+              + oneLine(params.estimator())
+              + "}");
     }
   }
 
@@ -450,7 +496,8 @@ public final class ReconcileSession {
 
   private static void mismatch(String what, int peer, int mine) throws ProtocolException {
     if (peer != mine) {
-      throw new ProtocolException(Code.PARAMS, what + " mismatch: peer " + peer + ", local " + mine);
+      throw new ProtocolException(
+          Code.PARAMS, what + " mismatch: peer " + peer + ", local " + mine);
     }
   }
 
@@ -470,12 +517,21 @@ public final class ReconcileSession {
     if (f.getPartitionsCount() != partitions.length) {
       throw new ProtocolException(
           Code.MALFORMED,
-          "fingerprints of " + f.getPartitionsCount() + " partitions, session covers " + partitions.length);
+          "fingerprints of "
+              + f.getPartitionsCount()
+              + " partitions, session covers "
+              + partitions.length);
     }
     for (int i = 0; i < partitions.length; i++) {
       if (f.getPartitions(i) != partitions[i]) {
         throw new ProtocolException(
-            Code.MALFORMED, "fingerprint " + i + " is of partition " + f.getPartitions(i) + ", expected " + partitions[i]);
+            Code.MALFORMED,
+            "fingerprint "
+                + i
+                + " is of partition "
+                + f.getPartitions(i)
+                + ", expected "
+                + partitions[i]);
       }
     }
     return Wire.unpackFingerprints(f.getPacked(), partitions.length);
@@ -502,7 +558,10 @@ public final class ReconcileSession {
       if (mine.equals(remote[i])) {
         stats.fastPath++;
         stats.roundTrips = Math.max(stats.roundTrips, 2);
-        outcomes.put(p, new PartitionOutcome(p, PartitionOutcome.Path.FAST, new long[0], new long[0], 0, 0, null));
+        outcomes.put(
+            p,
+            new PartitionOutcome(
+                p, PartitionOutcome.Path.FAST, new long[0], new long[0], 0, 0, null));
         continue;
       }
       Part part = new Part(p);
@@ -534,7 +593,8 @@ public final class ReconcileSession {
       // the total difference over them at the cost of one estimator instead of one per partition.
       DifferenceEstimator sum = local.estimator(sketched.get(0).partition);
       long count = sketched.get(0).localCount;
-      EstimatorOffer.Builder offer = EstimatorOffer.newBuilder().setPartition(sketched.get(0).partition);
+      EstimatorOffer.Builder offer =
+          EstimatorOffer.newBuilder().setPartition(sketched.get(0).partition);
       offer.addPartitions(sketched.get(0).partition);
       for (int j = 1; j < sketched.size(); j++) {
         sum.merge(local.estimator(sketched.get(j).partition));
@@ -562,7 +622,8 @@ public final class ReconcileSession {
   private Part part(int p, String what) throws ProtocolException {
     Part part = parts.get(p);
     if (part == null) {
-      throw new ProtocolException(Code.MALFORMED, what + " for partition " + p + ", which is not being reconciled");
+      throw new ProtocolException(
+          Code.MALFORMED, what + " for partition " + p + ", which is not being reconciled");
     }
     return part;
   }
@@ -570,16 +631,20 @@ public final class ReconcileSession {
   private void onEstimator(EstimatorOffer o) throws ProtocolException {
     expectRole(Role.INITIATOR, "EstimatorOffer");
     expect(State.RECONCILING, "EstimatorOffer");
-    List<Integer> listed = o.getPartitionsCount() == 0 ? List.of(o.getPartition()) : o.getPartitionsList();
+    List<Integer> listed =
+        o.getPartitionsCount() == 0 ? List.of(o.getPartition()) : o.getPartitionsList();
     if (listed.size() > parts.size()) {
-      throw new ProtocolException(Code.MALFORMED, "EstimatorOffer lists " + listed.size() + " partitions, " + parts.size() + " differ");
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "EstimatorOffer lists " + listed.size() + " partitions, " + parts.size() + " differ");
     }
     List<Part> covered = new ArrayList<>(listed.size());
     DifferenceEstimator sum = null;
     for (int p : listed) {
       Part part = part(p, "EstimatorOffer");
       if (part.phase != Phase.WAIT_OFFER) {
-        throw new ProtocolException(Code.MALFORMED, "EstimatorOffer for partition " + p + " in phase " + part.phase);
+        throw new ProtocolException(
+            Code.MALFORMED, "EstimatorOffer for partition " + p + " in phase " + part.phase);
       }
       part.phase = Phase.WAIT_RESULT; // also rejects a partition listed twice
       covered.add(part);
@@ -594,7 +659,8 @@ public final class ReconcileSession {
     try {
       total = sum.estimate(o.getEstimator());
     } catch (FormatException ex) {
-      throw new ProtocolException(Code.MALFORMED, "estimator of partitions " + listed + ": " + ex.getMessage());
+      throw new ProtocolException(
+          Code.MALFORMED, "estimator of partitions " + listed + ": " + ex.getMessage());
     }
     // Plan: the total with room for the estimator's error (sizing factor), never below the
     // difference in element counts (a lower bound). The fewest groups of partitions whose tables
@@ -728,12 +794,14 @@ public final class ReconcileSession {
     for (int p : listed) {
       Part part = part(p, "IbltRequest");
       if (part.phase != Phase.WAIT_RESULT || part.group == null || part.fallback) {
-        throw new ProtocolException(Code.MALFORMED, "IbltRequest for partition " + p + " with no table outstanding");
+        throw new ProtocolException(
+            Code.MALFORMED, "IbltRequest for partition " + p + " with no table outstanding");
       }
       if (outstanding == null) {
         outstanding = part.group;
       } else if (outstanding != part.group) {
-        throw new ProtocolException(Code.MALFORMED, "IbltRequest spans several groups: " + Arrays.toString(listed));
+        throw new ProtocolException(
+            Code.MALFORMED, "IbltRequest spans several groups: " + Arrays.toString(listed));
       }
     }
     Group group;
@@ -741,14 +809,21 @@ public final class ReconcileSession {
       IbltShape next = nextShape(outstanding.lastShape);
       if (!want.equals(next)) {
         throw new ProtocolException(
-            Code.MALFORMED, "IbltRequest for shape " + want + ", the next shape after " + outstanding.lastShape + " is " + next);
+            Code.MALFORMED,
+            "IbltRequest for shape "
+                + want
+                + ", the next shape after "
+                + outstanding.lastShape
+                + " is "
+                + next);
       }
       group = outstanding;
     } else {
       // A split of a group whose largest table failed: the same largest shape for a part of it.
       if (!outstanding.lastShape.equals(params.maxShape()) || !want.equals(params.maxShape())) {
         throw new ProtocolException(
-            Code.MALFORMED, "IbltRequest splits group " + outstanding.key + " before its largest table failed");
+            Code.MALFORMED,
+            "IbltRequest splits group " + outstanding.key + " before its largest table failed");
       }
       List<Part> members = new ArrayList<>();
       for (int p : listed) {
@@ -759,7 +834,8 @@ public final class ReconcileSession {
       group.estimate = outstanding.estimate * listed.length / outstanding.partitions.length;
     }
     if (group.attempts >= MAX_ATTEMPTS) {
-      throw new ProtocolException(Code.LIMIT, "more than " + MAX_ATTEMPTS + " tables asked for partitions " + group.key);
+      throw new ProtocolException(
+          Code.LIMIT, "more than " + MAX_ATTEMPTS + " tables asked for partitions " + group.key);
     }
     stats.decodeFailures++;
     stats.doublings++;
@@ -769,13 +845,16 @@ public final class ReconcileSession {
   /** Most tables one partition may be sent (doublings and splits): bounds a hostile responder. */
   static final int MAX_ATTEMPTS = 64;
 
-  private int[] listedPartitions(List<Integer> list, int single, String what) throws ProtocolException {
+  private int[] listedPartitions(List<Integer> list, int single, String what)
+      throws ProtocolException {
     int[] ps;
     if (list.isEmpty()) {
       ps = new int[] {single};
     } else {
       if (list.size() > parts.size()) {
-        throw new ProtocolException(Code.MALFORMED, what + " lists " + list.size() + " partitions, " + parts.size() + " differ");
+        throw new ProtocolException(
+            Code.MALFORMED,
+            what + " lists " + list.size() + " partitions, " + parts.size() + " differ");
       }
       ps = new int[list.size()];
       for (int j = 0; j < ps.length; j++) {
@@ -784,7 +863,8 @@ public final class ReconcileSession {
     }
     for (int j = 1; j < ps.length; j++) {
       if (ps[j] <= ps[j - 1]) {
-        throw new ProtocolException(Code.MALFORMED, what + " partitions are not ascending: " + Arrays.toString(ps));
+        throw new ProtocolException(
+            Code.MALFORMED, what + " partitions are not ascending: " + Arrays.toString(ps));
       }
     }
     return ps;
@@ -797,7 +877,9 @@ public final class ReconcileSession {
     if (part.phase == Phase.WAIT_OFFER) {
       part.phase = Phase.WAIT_RESULT;
     } else if (part.phase != Phase.WAIT_RESULT || part.fallback) {
-      throw new ProtocolException(Code.MALFORMED, "DigestRequest for partition " + part.partition + " in phase " + part.phase);
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "DigestRequest for partition " + part.partition + " in phase " + part.phase);
     } else {
       stats.decodeFailures++;
     }
@@ -809,12 +891,15 @@ public final class ReconcileSession {
     expect(State.RECONCILING, "MissingChunk");
     Part part = part(m.getPartition(), "MissingChunk");
     if (part.phase != Phase.WAIT_RESULT) {
-      throw new ProtocolException(Code.MALFORMED, "MissingChunk for partition " + part.partition + " in phase " + part.phase);
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "MissingChunk for partition " + part.partition + " in phase " + part.phase);
     }
     int cap = config.limits().maxMissingPerPartition();
     int room = cap - part.missingLocal.size() - part.missingRemote.size();
     long[] atI = Wire.unpackLongs(m.getMissingAtInitiator(), Math.max(0, room), "MissingChunk");
-    long[] atR = Wire.unpackLongs(m.getMissingAtResponder(), Math.max(0, room - atI.length), "MissingChunk");
+    long[] atR =
+        Wire.unpackLongs(m.getMissingAtResponder(), Math.max(0, room - atI.length), "MissingChunk");
     part.missingLocal.addAll(atI);
     part.missingRemote.addAll(atR);
     if (!m.getLast()) {
@@ -823,7 +908,11 @@ public final class ReconcileSession {
     // Verify against our own set: what we lack must be absent here, what they lack present.
     part.missingRemote = verified(part.partition, part.missingRemote, true);
     part.missingLocal = verified(part.partition, part.missingLocal, false);
-    settle(part, m.getFallback() || part.fallback ? PartitionOutcome.Path.FALLBACK : PartitionOutcome.Path.IBLT);
+    settle(
+        part,
+        m.getFallback() || part.fallback
+            ? PartitionOutcome.Path.FALLBACK
+            : PartitionOutcome.Path.IBLT);
     finishIfSettled();
   }
 
@@ -847,7 +936,6 @@ public final class ReconcileSession {
     return out;
   }
 
-
   private void finishIfSettled() {
     if (parts.values().stream().allMatch(x -> x.phase == Phase.SETTLED)) {
       queue(Envelope.newBuilder().setDone(Done.getDefaultInstance()));
@@ -865,7 +953,8 @@ public final class ReconcileSession {
     }
     queue(
         Envelope.newBuilder()
-            .setDigestRequest(DigestRequest.newBuilder().setPartition(part.partition).setReason(reason)));
+            .setDigestRequest(
+                DigestRequest.newBuilder().setPartition(part.partition).setReason(reason)));
   }
 
   private void onIblt(IbltOffer o) throws ProtocolException {
@@ -879,7 +968,8 @@ public final class ReconcileSession {
       for (int p : listed) {
         Part part = part(p, "IbltOffer");
         if (part.phase != Phase.WAIT_TABLE || part.group != null) {
-          throw new ProtocolException(Code.MALFORMED, "IbltOffer attempt 1 for partition " + p + " in phase " + part.phase);
+          throw new ProtocolException(
+              Code.MALFORMED, "IbltOffer attempt 1 for partition " + p + " in phase " + part.phase);
         }
         members.add(part);
       }
@@ -890,7 +980,12 @@ public final class ReconcileSession {
       group = groups.get(Arrays.toString(listed));
       if (group == null || group.requested == null || o.getAttempt() != group.attempts + 1) {
         throw new ProtocolException(
-            Code.MALFORMED, "IbltOffer attempt " + o.getAttempt() + " for partitions " + Arrays.toString(listed) + " was not asked for");
+            Code.MALFORMED,
+            "IbltOffer attempt "
+                + o.getAttempt()
+                + " for partitions "
+                + Arrays.toString(listed)
+                + " was not asked for");
       }
       expected = group.requested;
     }
@@ -933,9 +1028,11 @@ public final class ReconcileSession {
       // largest shape again (each holds about half of the difference).
       stats.doublings++;
       int half = group.partitions.length / 2;
-      for (int[] ps : new int[][] {
-        Arrays.copyOfRange(group.partitions, 0, half), Arrays.copyOfRange(group.partitions, half, group.partitions.length)
-      }) {
+      for (int[] ps :
+          new int[][] {
+            Arrays.copyOfRange(group.partitions, 0, half),
+            Arrays.copyOfRange(group.partitions, half, group.partitions.length)
+          }) {
         List<Part> members = new ArrayList<>();
         for (int p : ps) {
           members.add(parts.get(p));
@@ -952,7 +1049,8 @@ public final class ReconcileSession {
 
   private void requestTable(Group group, IbltShape shape) {
     group.requested = shape;
-    IbltRequest.Builder b = IbltRequest.newBuilder().setPartition(group.partitions[0]).setShape(Wire.toProto(shape));
+    IbltRequest.Builder b =
+        IbltRequest.newBuilder().setPartition(group.partitions[0]).setShape(Wire.toProto(shape));
     for (int p : group.partitions) {
       b.addPartitions(p);
       parts.get(p).phase = Phase.WAIT_DOUBLED;
@@ -960,7 +1058,9 @@ public final class ReconcileSession {
     queue(Envelope.newBuilder().setIbltRequest(b));
   }
 
-  /** Files decoded elements under their partitions; an element of no group partition is unverified. */
+  /**
+   * Files decoded elements under their partitions; an element of no group partition is unverified.
+   */
   private void distribute(Group group, long[] elements, boolean missingHere) {
     for (long x : elements) {
       Part part = parts.get(HashSpec.partitionOfElement(x, params.partitionsLog2()));
@@ -982,9 +1082,12 @@ public final class ReconcileSession {
       part.fallback = true;
       stats.fallbacks++;
     } else if (part.phase != Phase.COLLECT_DIGESTS) {
-      throw new ProtocolException(Code.MALFORMED, "DigestChunk for partition " + part.partition + " in phase " + part.phase);
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "DigestChunk for partition " + part.partition + " in phase " + part.phase);
     }
-    long[] remote = Wire.unpackLongs(c.getElements(), config.limits().chunkElements(), "DigestChunk");
+    long[] remote =
+        Wire.unpackLongs(c.getElements(), config.limits().chunkElements(), "DigestChunk");
     if (part.cursor == null) {
       part.cursor = local.sortedElements(part.partition);
       part.cursorValid = part.cursor.next();
@@ -995,7 +1098,8 @@ public final class ReconcileSession {
     for (long r : remote) {
       if (part.sawRemote && Long.compareUnsigned(r, part.lastRemote) < 0) {
         closeCursor(part);
-        throw new ProtocolException(Code.MALFORMED, "DigestChunk of partition " + part.partition + " is not sorted");
+        throw new ProtocolException(
+            Code.MALFORMED, "DigestChunk of partition " + part.partition + " is not sorted");
       }
       part.sawRemote = true;
       part.lastRemote = r;
@@ -1011,7 +1115,8 @@ public final class ReconcileSession {
       if (part.missingLocal.size() + part.missingRemote.size() > cap) {
         closeCursor(part);
         throw new ProtocolException(
-            Code.LIMIT, "partition " + part.partition + " differs by more than " + cap + " elements");
+            Code.LIMIT,
+            "partition " + part.partition + " differs by more than " + cap + " elements");
       }
     }
     if (!c.getLast()) {
@@ -1074,7 +1179,9 @@ public final class ReconcileSession {
     expect(State.RECONCILING, "Done");
     for (Part part : parts.values()) {
       if (part.phase != Phase.SETTLED) {
-        throw new ProtocolException(Code.MALFORMED, "Done while partition " + part.partition + " is in phase " + part.phase);
+        throw new ProtocolException(
+            Code.MALFORMED,
+            "Done while partition " + part.partition + " is in phase " + part.phase);
       }
     }
     state = State.DONE;
@@ -1102,7 +1209,9 @@ public final class ReconcileSession {
             path == PartitionOutcome.Path.IBLT ? part.lastShape : null));
   }
 
-  /** The table to ask for after {@code s} failed: at least twice the cells, capped at the largest. */
+  /**
+   * The table to ask for after {@code s} failed: at least twice the cells, capped at the largest.
+   */
   IbltShape nextShape(IbltShape s) {
     IbltShape max = params.maxShape();
     if (s.cells() >= max.cells()) {
@@ -1124,7 +1233,8 @@ public final class ReconcileSession {
     failure = new SessionFailure(code, message, byPeer);
     state = State.FAILED;
     if (tellPeer) {
-      queue(Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(code).setMessage(message)));
+      queue(
+          Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(code).setMessage(message)));
     }
   }
 

@@ -124,7 +124,8 @@ public final class SessionStats {
 
   /**
    * Round trips of the protocol's longest dependency chain: hello, fingerprints (answered with the
-   * estimator), then one per table or digest list a partition needed. Partitions proceed in parallel.
+   * estimator), then one per table or digest list a partition needed. Partitions proceed in
+   * parallel.
    */
   public int roundTrips() {
     return roundTrips;
@@ -135,7 +136,19 @@ public final class SessionStats {
     return String.format(
         "bytes sent=%d received=%d (handshake=%d fingerprints=%d estimator=%d iblt=%d digests=%d"
             + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d unverified=%d roundTrips=%d",
-        bytesSent, bytesReceived, handshakeBytes, fingerprintBytes, estimatorBytes, ibltBytes,
-        digestBytes, resultBytes, fastPath, decodeFailures, doublings, fallbacks, unverified, roundTrips);
+        bytesSent,
+        bytesReceived,
+        handshakeBytes,
+        fingerprintBytes,
+        estimatorBytes,
+        ibltBytes,
+        digestBytes,
+        resultBytes,
+        fastPath,
+        decodeFailures,
+        doublings,
+        fallbacks,
+        unverified,
+        roundTrips);
   }
 }

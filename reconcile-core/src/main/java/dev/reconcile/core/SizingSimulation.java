@@ -16,30 +16,30 @@ import java.util.SplittableRandom;
  * size {@code d} of a grid, the smallest IBLT shape (hash count 3, both ladders of {@link
  * IbltShape}) that decodes a difference of {@code d} with probability at least 99.9 % per attempt.
  *
- * <p>One trial inserts {@code d} random 64-bit elements, each with a random sign (+1: only here, -1:
- * only there), into one {@link Iblt} of the shape ({@link CellLayout#WIDE}, i.e. the subtracted table
- * of a real session) and peels it; it succeeds when the peel is complete and both lists equal the
- * inserted sets. Acceptance rule for a shape, by tier:
+ * <p>One trial inserts {@code d} random 64-bit elements, each with a random sign (+1: only here,
+ * -1: only there), into one {@link Iblt} of the shape ({@link CellLayout#WIDE}, i.e. the subtracted
+ * table of a real session) and peels it; it succeeds when the peel is complete and both lists equal
+ * the inserted sets. Acceptance rule for a shape, by tier:
  *
  * <ul>
- *   <li>{@code d <= 10^4}: {@code T = 10^4} trials, accepted when failures {@code <= f(T)}, the largest
- *       {@code f} with {@code P[Binomial(T, 0.001) <= f] <= 0.05}: the exact one-sided 95 %
+ *   <li>{@code d <= 10^4}: {@code T = 10^4} trials, accepted when failures {@code <= f(T)}, the
+ *       largest {@code f} with {@code P[Binomial(T, 0.001) <= f] <= 0.05}: the exact one-sided 95 %
  *       (Clopper-Pearson) upper bound of the failure rate is then below 0.1 %.
  *   <li>{@code 10^4 < d <= 10^5}: {@code T = 3000}, accepted with 0 failures ({@code 0.999^3000 =
  *       0.0497}: the same 95 % bound).
- *   <li>{@code d > 10^5}: {@code T = 100} trials at the stressed load {@code ceil(1.05 d)}, accepted with
- *       0 failures. Failure is monotone in the load (adding elements can only grow the 2-core), and
- *       at this size it has two causes: the giant 2-core, whose appearance is concentrated in a load
- *       window of relative width {@code O(d^-1/2)} (about 0.3 % here) so that a load 5 % below a
- *       point where it appears in under 3 % of trials is many windows below it; and small stopping
- *       sets, dominated by two elements sharing all three cells, {@code ~ 13.5 / (d r^3) < 10^-4}
- *       for {@code r = cells/d >= 1.22}. See docs/sizing.md.
+ *   <li>{@code d > 10^5}: {@code T = 100} trials at the stressed load {@code ceil(1.05 d)},
+ *       accepted with 0 failures. Failure is monotone in the load (adding elements can only grow
+ *       the 2-core), and at this size it has two causes: the giant 2-core, whose appearance is
+ *       concentrated in a load window of relative width {@code O(d^-1/2)} (about 0.3 % here) so
+ *       that a load 5 % below a point where it appears in under 3 % of trials is many windows below
+ *       it; and small stopping sets, dominated by two elements sharing all three cells, {@code ~
+ *       13.5 / (d r^3) < 10^-4} for {@code r = cells/d >= 1.22}. See docs/sizing.md.
  * </ul>
  *
  * Shapes are tried in increasing size starting from the shape accepted for the previous (smaller)
- * {@code d} (failure is monotone in {@code d} for a fixed shape); a shape is rejected as soon as its
- * failures exceed the bound. Every (d, shape) runs on its own {@link SplittableRandom} seeded with
- * {@code mix13(MASTER + d * GAMMA + cells)} (printed, and written to the CSV).
+ * {@code d} (failure is monotone in {@code d} for a fixed shape); a shape is rejected as soon as
+ * its failures exceed the bound. Every (d, shape) runs on its own {@link SplittableRandom} seeded
+ * with {@code mix13(MASTER + d * GAMMA + cells)} (printed, and written to the CSV).
  *
  * <p>Arguments: {@code --quick} (a tenth of the trials, d up to 10^5, writes under target/ unless
  * {@code --out} is given), {@code --out=PATH}, {@code --seed=N} (master seed), {@code --max-d=N},
@@ -77,13 +77,20 @@ public final class SizingSimulation {
       maxD = Math.min(maxD, 100_000);
     }
     if (out == null) {
-      out = quick
-          ? System.getProperty("sizing.quick.out", "target/sizing-k3-quick.csv")
-          : System.getProperty("sizing.out", "src/main/resources/dev/reconcile/core/sizing-k3.csv");
+      out =
+          quick
+              ? System.getProperty("sizing.quick.out", "target/sizing-k3-quick.csv")
+              : System.getProperty(
+                  "sizing.out", "src/main/resources/dev/reconcile/core/sizing-k3.csv");
     }
     PrintStream log = System.out;
-    log.printf(Locale.ROOT, "sizing simulation: master seed 0x%x, quick=%b, max d=%d, out=%s%n",
-        master, quick, maxD, out);
+    log.printf(
+        Locale.ROOT,
+        "sizing simulation: master seed 0x%x, quick=%b, max d=%d, out=%s%n",
+        master,
+        quick,
+        maxD,
+        out);
     long t0 = System.nanoTime();
     List<String> rows = new ArrayList<>();
     rows.add("d,cells,base,log2,trials,failures,cells_per_d,tested_d,seed");
@@ -91,7 +98,8 @@ public final class SizingSimulation {
     HashSpec spec = HashSpec.xxh3(master);
     int idx = 0;
     long resumeAfter = 0;
-    if (resume && Files.exists(Path.of(out))) { // keep the rows of an interrupted run, continue after
+    if (resume
+        && Files.exists(Path.of(out))) { // keep the rows of an interrupted run, continue after
       List<String> old = Files.readAllLines(Path.of(out), StandardCharsets.US_ASCII);
       for (String row : old.subList(1, old.size())) {
         rows.add(row);
@@ -119,14 +127,30 @@ public final class SizingSimulation {
         }
         Outcome o = run(spec, shape, tested, tier.trials, tier.maxFailures, seed);
         if (o.failures <= tier.maxFailures) {
-          String row = String.format(Locale.ROOT, "%d,%d,%d,%d,%d,%d,%.4f,%d,0x%x", d, shape.cells(),
-              shape.base(), shape.log2(), o.trials, o.failures, (double) shape.cells() / d, tested, seed);
+          String row =
+              String.format(
+                  Locale.ROOT,
+                  "%d,%d,%d,%d,%d,%d,%.4f,%d,0x%x",
+                  d,
+                  shape.cells(),
+                  shape.base(),
+                  shape.log2(),
+                  o.trials,
+                  o.failures,
+                  (double) shape.cells() / d,
+                  tested,
+                  seed);
           rows.add(row);
           log.printf(Locale.ROOT, "%-70s  %.1f s%n", row, (System.nanoTime() - t0) / 1e9);
           break;
         }
-        log.printf(Locale.ROOT, "  d=%d rejected %s: %d failures in %d trials%n", d, shape,
-            o.failures, o.trials);
+        log.printf(
+            Locale.ROOT,
+            "  d=%d rejected %s: %d failures in %d trials%n",
+            d,
+            shape,
+            o.failures,
+            o.trials);
         idx++;
       }
     }
@@ -135,7 +159,11 @@ public final class SizingSimulation {
       Files.createDirectories(p.getParent());
     }
     Files.write(p, rows, StandardCharsets.US_ASCII);
-    log.printf(Locale.ROOT, "wrote %d rows to %s in %.1f s%n", rows.size() - 1, p.toAbsolutePath(),
+    log.printf(
+        Locale.ROOT,
+        "wrote %d rows to %s in %.1f s%n",
+        rows.size() - 1,
+        p.toAbsolutePath(),
         (System.nanoTime() - t0) / 1e9);
   }
 
@@ -158,7 +186,8 @@ public final class SizingSimulation {
   record Outcome(int trials, int failures) {}
 
   /** Runs up to {@code trials} trials, stopping early once failures exceed {@code maxFailures}. */
-  static Outcome run(HashSpec spec, IbltShape shape, long d, int trials, int maxFailures, long seed) {
+  static Outcome run(
+      HashSpec spec, IbltShape shape, long d, int trials, int maxFailures, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
     Iblt t = new Iblt(spec, shape, CellLayout.WIDE);
     int n = Math.toIntExact(d);
@@ -176,7 +205,9 @@ public final class SizingSimulation {
     return new Outcome(done, failures);
   }
 
-  /** One trial on an empty table; true when the decode is complete and exact. Leaves it empty then. */
+  /**
+   * One trial on an empty table; true when the decode is complete and exact. Leaves it empty then.
+   */
   static boolean trial(Iblt t, SplittableRandom rnd, int d, long[] plus, long[] minus) {
     int np = 0;
     int nm = 0;
@@ -216,7 +247,9 @@ public final class SizingSimulation {
     return f;
   }
 
-  /** Every shape of both ladders with 3 hashes, by increasing cells: 3 * {1, 2, 3, 4, 6, 8, ...}. */
+  /**
+   * Every shape of both ladders with 3 hashes, by increasing cells: 3 * {1, 2, 3, 4, 6, 8, ...}.
+   */
   static List<IbltShape> ladder() {
     List<IbltShape> l = new ArrayList<>();
     for (int log2 = 0; log2 <= IbltShape.MAX_LOG2; log2++) {

@@ -7,7 +7,11 @@ import dev.reconcile.core.wire.EstimatorParams;
  * in the handshake; a mismatch is refused naming both values.
  */
 public record SketchParams(
-    HashSpec spec, int partitionsLog2, int ibltHashCount, int ibltMaxLog2, EstimatorParams estimator) {
+    HashSpec spec,
+    int partitionsLog2,
+    int ibltHashCount,
+    int ibltMaxLog2,
+    EstimatorParams estimator) {
   public static final int MAX_PARTITIONS_LOG2 = 16;
 
   public SketchParams {
@@ -42,8 +46,7 @@ public record SketchParams(
 
   /** True when {@code shape} can be folded from a maintained table. */
   public boolean allows(IbltShape shape) {
-    return shape.hashCount() == ibltHashCount
-        && shape.log2() <= maintainedShapeFor(shape).log2();
+    return shape.hashCount() == ibltHashCount && shape.log2() <= maintainedShapeFor(shape).log2();
   }
 
   /**

@@ -9,10 +9,13 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
-/** Conversions between core types and their wire messages, each read validated with a precise error. */
+/**
+ * Conversions between core types and their wire messages, each read validated with a precise error.
+ */
 public final class Wire {
   /** The one frame format version this build speaks. */
   public static final int FORMAT_VERSION = 1;
+
   /** Format version of serialized sketches ({@code Iblt}, {@code Estimator}). */
   public static final int SKETCH_VERSION = 1;
 
@@ -92,8 +95,13 @@ public final class Wire {
     if (!params.allows(shape)) {
       throw new ProtocolException(
           Code.LIMIT,
-          "IBLT shape " + shape + " is not allowed (hash count " + params.ibltHashCount()
-              + ", largest " + params.maxShape() + ")");
+          "IBLT shape "
+              + shape
+              + " is not allowed (hash count "
+              + params.ibltHashCount()
+              + ", largest "
+              + params.maxShape()
+              + ")");
     }
     if (expected != null && !expected.equals(shape)) {
       throw new ProtocolException(
@@ -136,14 +144,19 @@ public final class Wire {
     return out;
   }
 
-  /** Unpacks 8-byte little-endian values, refusing a length that is not a multiple of 8 or over {@code max}. */
+  /**
+   * Unpacks 8-byte little-endian values, refusing a length that is not a multiple of 8 or over
+   * {@code max}.
+   */
   public static long[] unpackLongs(ByteString s, int max, String what) throws ProtocolException {
     if (s.size() % 8 != 0) {
-      throw new ProtocolException(Code.MALFORMED, what + ": " + s.size() + " bytes is not a multiple of 8");
+      throw new ProtocolException(
+          Code.MALFORMED, what + ": " + s.size() + " bytes is not a multiple of 8");
     }
     int n = s.size() / 8;
     if (n > max) {
-      throw new ProtocolException(Code.LIMIT, what + ": " + n + " elements exceed the cap of " + max);
+      throw new ProtocolException(
+          Code.LIMIT, what + ": " + n + " elements exceed the cap of " + max);
     }
     long[] out = new long[n];
     ByteBuffer b = s.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
@@ -166,8 +179,12 @@ public final class Wire {
     if (s.size() != (long) n * Fingerprint.WIRE_BYTES) {
       throw new ProtocolException(
           Code.MALFORMED,
-          "fingerprints of " + n + " partitions need " + (long) n * Fingerprint.WIRE_BYTES
-              + " bytes, got " + s.size());
+          "fingerprints of "
+              + n
+              + " partitions need "
+              + (long) n * Fingerprint.WIRE_BYTES
+              + " bytes, got "
+              + s.size());
     }
     Fingerprint[] out = new Fingerprint[n];
     ByteBuffer b = s.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);

@@ -9,10 +9,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Decoding never lies: over many trials, most of them in deliberately undersized tables, a peel that
- * reports {@code complete} always returns exactly the true difference. Also the two algebraic
- * properties the protocol relies on: fold equals direct construction, and subtract + peel yields the
- * symmetric difference.
+ * Decoding never lies: over many trials, most of them in deliberately undersized tables, a peel
+ * that reports {@code complete} always returns exactly the true difference. Also the two algebraic
+ * properties the protocol relies on: fold equals direct construction, and subtract + peel yields
+ * the symmetric difference.
  */
 class DecodeStatisticsTest {
   static final int SCALE = Integer.getInteger("reconcile.trials.scale", 1);
@@ -75,7 +75,8 @@ class DecodeStatisticsTest {
       if (!r.complete()) {
         incomplete++;
         t.clear();
-      } else if (!SizingTest.same(plus, np, r.onlyHere()) || !SizingTest.same(minus, nm, r.onlyThere())) {
+      } else if (!SizingTest.same(plus, np, r.onlyHere())
+          || !SizingTest.same(minus, nm, r.onlyThere())) {
         wrong++;
         if (firstWrongTrial < 0) {
           firstWrongTrial = trial;
@@ -84,10 +85,12 @@ class DecodeStatisticsTest {
       }
     }
     assertThat(wrong)
-        .as("seed=%d trials=%d: %d wrong complete decodes, first at trial %d", seed, trials, wrong,
-            firstWrongTrial)
+        .as(
+            "seed=%d trials=%d: %d wrong complete decodes, first at trial %d",
+            seed, trials, wrong, firstWrongTrial)
         .isZero();
-    assertThat(incomplete).as("seed=%d: undersized tables must fail often", seed)
+    assertThat(incomplete)
+        .as("seed=%d: undersized tables must fail often", seed)
         .isGreaterThan(trials / 5);
   }
 

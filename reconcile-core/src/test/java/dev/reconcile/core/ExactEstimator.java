@@ -9,9 +9,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Test double: an "estimator" that ships its whole element multiset and returns the exact difference
- * times a factor. Lets session tests force every path (too-low estimates, fallback) independently of
- * the real strata estimator, which lives in another module.
+ * Test double: an "estimator" that ships its whole element multiset and returns the exact
+ * difference times a factor. Lets session tests force every path (too-low estimates, fallback)
+ * independently of the real strata estimator, which lives in another module.
  */
 public final class ExactEstimator implements DifferenceEstimator {
   public static final int KIND = 99;

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Freezes hash id 1 ({@code xxh3-64-seeded/v1}) and the packed IBLT format version 1. The expected
  * values were generated once from the implementation and pasted here; a change to any of them means
- * a peer built from this code no longer interoperates with earlier builds, so it must come with a new
- * hash id or format version, never an edit of these literals.
+ * a peer built from this code no longer interoperates with earlier builds, so it must come with a
+ * new hash id or format version, never an edit of these literals.
  */
 class HashSpecGoldenTest {
   static final long SEED = 0x0123456789ABCDEFL;
@@ -38,7 +38,8 @@ class HashSpecGoldenTest {
     assertThat(SPEC.element(kh, 7, 3, true, vh)).isEqualTo(0x8c22993ca987c988L);
     // The element carries its key's partition for every P up to 2^16.
     for (int log2 = 0; log2 <= 16; log2++) {
-      assertThat(HashSpec.partitionOfElement(SPEC.element(kh, 7, 3, false, vh), log2)).isEqualTo(HashSpec.partition(kh, log2));
+      assertThat(HashSpec.partitionOfElement(SPEC.element(kh, 7, 3, false, vh), log2))
+          .isEqualTo(HashSpec.partition(kh, log2));
     }
     byte[] padded = utf8("__key-1__");
     assertThat(SPEC.keyHash(padded, 2, 5)).isEqualTo(kh);
@@ -67,7 +68,9 @@ class HashSpecGoldenTest {
     assertThat(HashSpec.seedFromSecret(utf8("cluster-secret"))).isEqualTo(0xd0bb8183b0595821L);
   }
 
-  /** The class comment of {@link HashSpec} restated from the hash4j primitive: doc and code agree. */
+  /**
+   * The class comment of {@link HashSpec} restated from the hash4j primitive: doc and code agree.
+   */
   @Test
   void documentedDerivationMatchesTheCode() {
     Hasher64 h = Hashing.xxh3_64(SEED);
@@ -80,7 +83,8 @@ class HashSpecGoldenTest {
         assertThat(SPEC.cellHash(x, j)).isEqualTo(splitMix(c + (j + 1) * 0x9e3779b97f4a7c15L));
       }
       assertThat(SPEC.stratumHash(x)).isEqualTo(h.hashLongLongToLong(x, 0x5354_5241_5441_0000L));
-      assertThat(SPEC.fingerprintHash(x)).isEqualTo(h.hashLongLongToLong(x, 0x4650_0000_0000_0000L));
+      assertThat(SPEC.fingerprintHash(x))
+          .isEqualTo(h.hashLongLongToLong(x, 0x4650_0000_0000_0000L));
     }
   }
 
@@ -140,7 +144,9 @@ class HashSpecGoldenTest {
     byte[] cells = m.getCells().toByteArray();
     ByteBuffer shortBuf = ByteBuffer.wrap(cells, 0, cells.length - 1);
     org.assertj.core.api.Assertions.assertThatThrownBy(
-            () -> Iblt.readCells(HashSpec.xxh3(42), new IbltShape(3, 1, 4), CellLayout.WIDE, shortBuf))
+            () ->
+                Iblt.readCells(
+                    HashSpec.xxh3(42), new IbltShape(3, 1, 4), CellLayout.WIDE, shortBuf))
         .isInstanceOf(FormatException.class)
         .hasMessageContaining("672");
   }

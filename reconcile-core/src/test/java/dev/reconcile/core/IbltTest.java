@@ -99,7 +99,8 @@ class IbltTest {
     wire.subtract(b);
     PeelResult p = wire.peel();
     assertThat(p.complete()).isTrue();
-    assertThat(sorted(p.onlyHere())).containsExactly(sorted(Arrays.stream(s.onlyA).map(x -> x & 0xFFFF_FFFFL).toArray()));
+    assertThat(sorted(p.onlyHere()))
+        .containsExactly(sorted(Arrays.stream(s.onlyA).map(x -> x & 0xFFFF_FFFFL).toArray()));
   }
 
   @Test
@@ -117,7 +118,8 @@ class IbltTest {
     byte[] cells = a.packCells();
     for (int len : new int[] {0, cells.length - 1, cells.length + 1}) {
       byte[] cut = Arrays.copyOf(cells, len);
-      assertThatThrownBy(() -> Iblt.readCells(SPEC, a.shape(), CellLayout.WIDE, ByteBuffer.wrap(cut)))
+      assertThatThrownBy(
+              () -> Iblt.readCells(SPEC, a.shape(), CellLayout.WIDE, ByteBuffer.wrap(cut)))
           .isInstanceOf(FormatException.class)
           .hasMessageContaining("need " + cells.length + " bytes, got " + len);
     }
@@ -167,7 +169,9 @@ class IbltTest {
       IbltShape s = IbltShape.atLeast(3, want);
       assertThat(s.cells()).as("want %d", want).isGreaterThanOrEqualTo(want);
       if (want > 9) {
-        assertThat((double) s.cells() / want).as("want %d got %s", want, s).isLessThanOrEqualTo(1.5 + 0.01);
+        assertThat((double) s.cells() / want)
+            .as("want %d got %s", want, s)
+            .isLessThanOrEqualTo(1.5 + 0.01);
       }
     }
   }
@@ -189,17 +193,37 @@ class IbltTest {
     new SplittableRandom(10).longs(20).forEach(t::insert);
     var good = Wire.toProto(t);
     assertThat(Wire.readIblt(good, params, null).sameCells(t)).isTrue();
-    expectRefusal(good.toBuilder().setFormatVersion(2).build(), params, Code.VERSION, "IBLT format version 2");
+    expectRefusal(
+        good.toBuilder().setFormatVersion(2).build(),
+        params,
+        Code.VERSION,
+        "IBLT format version 2");
     expectRefusal(good.toBuilder().setHashId(7).build(), params, Code.HASH, "hash id 7");
-    expectRefusal(good.toBuilder().setSeedFingerprint(1).build(), params, Code.SEED, "seed fingerprint 0x00000001");
     expectRefusal(
-        good.toBuilder().setShape(Wire.toProto(new IbltShape(3, 1, 20))).build(), params, Code.LIMIT, "not allowed");
+        good.toBuilder().setSeedFingerprint(1).build(),
+        params,
+        Code.SEED,
+        "seed fingerprint 0x00000001");
     expectRefusal(
-        good.toBuilder().setShape(good.getShape().toBuilder().setBase(5)).build(), params, Code.MALFORMED, "base 5");
+        good.toBuilder().setShape(Wire.toProto(new IbltShape(3, 1, 20))).build(),
+        params,
+        Code.LIMIT,
+        "not allowed");
     expectRefusal(
-        good.toBuilder().setLayout(Wire.toProto(CellLayout.NARROW)).build(), params, Code.MALFORMED, "cell layout");
+        good.toBuilder().setShape(good.getShape().toBuilder().setBase(5)).build(),
+        params,
+        Code.MALFORMED,
+        "base 5");
     expectRefusal(
-        good.toBuilder().setCells(good.getCells().substring(1)).build(), params, Code.MALFORMED, "bytes, got");
+        good.toBuilder().setLayout(Wire.toProto(CellLayout.NARROW)).build(),
+        params,
+        Code.MALFORMED,
+        "cell layout");
+    expectRefusal(
+        good.toBuilder().setCells(good.getCells().substring(1)).build(),
+        params,
+        Code.MALFORMED,
+        "bytes, got");
     try {
       Wire.readIblt(good, params, new IbltShape(3, 1, 5));
       throw new AssertionError("expected a refusal");

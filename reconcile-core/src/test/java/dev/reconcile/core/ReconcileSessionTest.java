@@ -8,9 +8,9 @@ import dev.reconcile.core.wire.Refusal.Code;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /** Two sessions against each other in memory, forcing every path of the protocol. */
 class ReconcileSessionTest {
@@ -56,10 +56,15 @@ class ReconcileSessionTest {
     assertThat(run.r.failure()).as(ctx).isEmpty();
     assertThat(run.i.succeeded()).as(ctx).isTrue();
     assertThat(run.r.succeeded()).as(ctx).isTrue();
-    assertThat(run.missingAtInitiator()).as(ctx).containsExactly(sorted(Arrays.stream(run.sets.onlyB)));
-    assertThat(run.missingAtResponder()).as(ctx).containsExactly(sorted(Arrays.stream(run.sets.onlyA)));
+    assertThat(run.missingAtInitiator())
+        .as(ctx)
+        .containsExactly(sorted(Arrays.stream(run.sets.onlyB)));
+    assertThat(run.missingAtResponder())
+        .as(ctx)
+        .containsExactly(sorted(Arrays.stream(run.sets.onlyA)));
     // Both sides agree, mirrored.
-    long[] rLocal = sorted(run.r.outcomes().stream().flatMapToLong(o -> Arrays.stream(o.missingLocal())));
+    long[] rLocal =
+        sorted(run.r.outcomes().stream().flatMapToLong(o -> Arrays.stream(o.missingLocal())));
     assertThat(rLocal).as(ctx).containsExactly(run.missingAtResponder());
   }
 
@@ -74,11 +79,19 @@ class ReconcileSessionTest {
   }
 
   @ParameterizedTest(name = "seed {0}: {2}+{3} differences")
-  @CsvSource({"11, 20000, 1, 0", "12, 20000, 0, 1", "13, 20000, 30, 20", "14, 50000, 400, 600", "15, 20000, 2000, 0"})
+  @CsvSource({
+    "11, 20000, 1, 0",
+    "12, 20000, 0, 1",
+    "13, 20000, 30, 20",
+    "14, 50000, 400, 600",
+    "15, 20000, 2000, 0"
+  })
   void accurateEstimateDecodesAtTheFirstTry(long seed, int common, int da, int db) {
     Run run = run(seed, common, da, db, 1.0, 14);
     assertCorrect(run, "seed " + seed);
-    assertThat(run.unequal()).isNotEmpty().allMatch(o -> o.path() == Path.IBLT && o.attempts() == 1);
+    assertThat(run.unequal())
+        .isNotEmpty()
+        .allMatch(o -> o.path() == Path.IBLT && o.attempts() == 1);
     assertThat(run.i.stats().doublings()).isZero();
     assertThat(run.i.stats().fallbacks()).isZero();
   }
@@ -105,7 +118,8 @@ class ReconcileSessionTest {
 
   @Test
   void differenceBeyondTheLargestTableFallsBackToDigestLists() {
-    // Largest table 3 * 2^8 = 768 cells per partition; ~1000 differences per partition cannot decode.
+    // Largest table 3 * 2^8 = 768 cells per partition; ~1000 differences per partition cannot
+    // decode.
     Run run = run(23, 20_000, 2000, 2000, 0.01, 8);
     assertCorrect(run, "seed 23");
     assertThat(run.unequal()).allMatch(o -> o.path() == Path.FALLBACK);
@@ -130,18 +144,25 @@ class ReconcileSessionTest {
     long[] a = LongStream.concat(Arrays.stream(common), Arrays.stream(onlyA)).toArray();
     long[] b = LongStream.concat(Arrays.stream(common), Arrays.stream(onlyB)).toArray();
     ReconcileSession i =
-        ReconcileSession.initiator(SessionConfig.of("c", "a", 27), MemorySketches.of(params, f, TestSets.partitionsOf(a, P_LOG2), a));
+        ReconcileSession.initiator(
+            SessionConfig.of("c", "a", 27),
+            MemorySketches.of(params, f, TestSets.partitionsOf(a, P_LOG2), a));
     ReconcileSession r =
-        ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.of(params, f, TestSets.partitionsOf(b, P_LOG2), b));
+        ReconcileSession.responder(
+            SessionConfig.of("c", "b", 0),
+            MemorySketches.of(params, f, TestSets.partitionsOf(b, P_LOG2), b));
     SessionDriver.run(i, r);
     assertThat(i.succeeded()).as(String.valueOf(i.failure())).isTrue();
     List<PartitionOutcome> os = i.outcomes();
     assertThat(os).hasSize(4).allMatch(o -> o.path() != Path.FAST);
-    assertThat(sorted(os.stream().flatMapToLong(o -> Arrays.stream(o.missingLocal())))).containsExactly(sorted(Arrays.stream(onlyB)));
-    assertThat(sorted(os.stream().flatMapToLong(o -> Arrays.stream(o.missingRemote())))).containsExactly(sorted(Arrays.stream(onlyA)));
+    assertThat(sorted(os.stream().flatMapToLong(o -> Arrays.stream(o.missingLocal()))))
+        .containsExactly(sorted(Arrays.stream(onlyB)));
+    assertThat(sorted(os.stream().flatMapToLong(o -> Arrays.stream(o.missingRemote()))))
+        .containsExactly(sorted(Arrays.stream(onlyA)));
     // The largest table was sent for the whole group and again for parts of it.
     assertThat(r.stats().ibltCells()).isGreaterThanOrEqualTo(3L * 768);
-    assertThat(os).anyMatch(o -> o.path() == Path.IBLT && o.finalShape().cells() == 768 && o.attempts() > 9);
+    assertThat(os)
+        .anyMatch(o -> o.path() == Path.IBLT && o.finalShape().cells() == 768 && o.attempts() > 9);
   }
 
   @Test
@@ -180,7 +201,18 @@ class ReconcileSessionTest {
       Run run = run(seed, common, da, db, factor, maxLog2);
       assertCorrect(
           run,
-          "seed " + seed + " common " + common + " da " + da + " db " + db + " factor " + factor + " maxLog2 " + maxLog2);
+          "seed "
+              + seed
+              + " common "
+              + common
+              + " da "
+              + da
+              + " db "
+              + db
+              + " factor "
+              + factor
+              + " maxLog2 "
+              + maxLog2);
     }
   }
 
@@ -192,7 +224,8 @@ class ReconcileSessionTest {
     MemorySketches a = MemorySketches.ofSinglePartition(params, f, s.a);
     MemorySketches b = MemorySketches.ofSinglePartition(params, f, s.b);
     SessionLimits small = new SessionLimits(1 << 20, 97);
-    ReconcileSession i = ReconcileSession.initiator(new SessionConfig("c", "a", 31, null, small), a);
+    ReconcileSession i =
+        ReconcileSession.initiator(new SessionConfig("c", "a", 31, null, small), a);
     ReconcileSession r = ReconcileSession.responder(new SessionConfig("c", "b", 0, null, small), b);
     SessionDriver.run(i, r);
     assertCorrect(new Run(i, r, s), "seed 31");
@@ -242,7 +275,8 @@ class ReconcileSessionTest {
 
   // ------------------------------------------------------------------ refusals
 
-  static ReconcileSession[] pair(SketchParams pa, SketchParams pb, String clusterA, String clusterB) {
+  static ReconcileSession[] pair(
+      SketchParams pa, SketchParams pb, String clusterA, String clusterB) {
     EstimatorFactory f = ExactEstimator.factory(1.0);
     TestSets s = TestSets.random(5, 100, 1, 1);
     MemorySketches a = MemorySketches.ofSinglePartition(pa, f, s.a);
@@ -262,12 +296,15 @@ class ReconcileSessionTest {
     ReconcileSession[] p = pair(params(1, 8), params(2, 8), "c", "c");
     SessionDriver.run(p[0], p[1]);
     assertThat(p[1].failure()).get().extracting(SessionFailure::code).isEqualTo(Code.SEED);
-    assertThat(p[0].failure()).get().satisfies(f -> {
-      assertThat(f.byPeer()).isTrue();
-      assertThat(f.message())
-          .contains(HashSpec.hex(HashSpec.xxh3(1).seedFingerprint()))
-          .contains(HashSpec.hex(HashSpec.xxh3(2).seedFingerprint()));
-    });
+    assertThat(p[0].failure())
+        .get()
+        .satisfies(
+            f -> {
+              assertThat(f.byPeer()).isTrue();
+              assertThat(f.message())
+                  .contains(HashSpec.hex(HashSpec.xxh3(1).seedFingerprint()))
+                  .contains(HashSpec.hex(HashSpec.xxh3(2).seedFingerprint()));
+            });
     assertThat(p[0].outcomes()).isEmpty();
   }
 
@@ -275,30 +312,42 @@ class ReconcileSessionTest {
   void wrongClusterIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "east", "west");
     SessionDriver.run(p[0], p[1]);
-    assertThat(p[0].failure()).get().satisfies(f -> {
-      assertThat(f.code()).isEqualTo(Code.CLUSTER);
-      assertThat(f.message()).contains("'east'").contains("'west'");
-    });
+    assertThat(p[0].failure())
+        .get()
+        .satisfies(
+            f -> {
+              assertThat(f.code()).isEqualTo(Code.CLUSTER);
+              assertThat(f.message()).contains("'east'").contains("'west'");
+            });
   }
 
   @Test
   void differentTableLimitsAreRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 9), "c", "c");
     SessionDriver.run(p[0], p[1]);
-    assertThat(p[0].failure()).get().satisfies(f -> {
-      assertThat(f.code()).isEqualTo(Code.PARAMS);
-      assertThat(f.message()).contains("IBLT max log2").contains("peer 8").contains("local 9");
-    });
+    assertThat(p[0].failure())
+        .get()
+        .satisfies(
+            f -> {
+              assertThat(f.code()).isEqualTo(Code.PARAMS);
+              assertThat(f.message())
+                  .contains("IBLT max log2")
+                  .contains("peer 8")
+                  .contains("local 9");
+            });
   }
 
   @Test
   void unknownFrameVersionIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
     SessionDriver.run(p[0], p[1], e -> e.toBuilder().setFormatVersion(2).build(), e -> e);
-    assertThat(p[1].failure()).get().satisfies(f -> {
-      assertThat(f.code()).isEqualTo(Code.VERSION);
-      assertThat(f.message()).contains("frame format version 2").contains("speaks 1");
-    });
+    assertThat(p[1].failure())
+        .get()
+        .satisfies(
+            f -> {
+              assertThat(f.code()).isEqualTo(Code.VERSION);
+              assertThat(f.message()).contains("frame format version 2").contains("speaks 1");
+            });
   }
 
   @Test
@@ -307,7 +356,12 @@ class ReconcileSessionTest {
     SessionDriver.run(
         p[0],
         p[1],
-        e -> e.hasHello() ? e.toBuilder().setHello(e.getHello().toBuilder().setMinVersion(2).setMaxVersion(3)).build() : e,
+        e ->
+            e.hasHello()
+                ? e.toBuilder()
+                    .setHello(e.getHello().toBuilder().setMinVersion(2).setMaxVersion(3))
+                    .build()
+                : e,
         e -> e);
     assertThat(p[0].failure()).get().extracting(SessionFailure::code).isEqualTo(Code.VERSION);
   }
@@ -328,10 +382,13 @@ class ReconcileSessionTest {
           return e;
         },
         e -> e);
-    assertThat(p[1].failure()).get().satisfies(f -> {
-      assertThat(f.code()).isEqualTo(Code.MALFORMED);
-      assertThat(f.message()).contains("sequence");
-    });
+    assertThat(p[1].failure())
+        .get()
+        .satisfies(
+            f -> {
+              assertThat(f.code()).isEqualTo(Code.MALFORMED);
+              assertThat(f.message()).contains("sequence");
+            });
   }
 
   @Test
@@ -343,21 +400,32 @@ class ReconcileSessionTest {
     p[0].receive(
         Envelope.newBuilder()
             .setFormatVersion(1)
-            .setRefusal(dev.reconcile.core.wire.Refusal.newBuilder().setCode(Code.BUSY).setMessage("busy: 1 rounds active"))
+            .setRefusal(
+                dev.reconcile.core.wire.Refusal.newBuilder()
+                    .setCode(Code.BUSY)
+                    .setMessage("busy: 1 rounds active"))
             .build());
-    assertThat(p[0].failure()).get().satisfies(f -> {
-      assertThat(f.code()).isEqualTo(Code.BUSY);
-      assertThat(f.byPeer()).isTrue();
-      assertThat(f.message()).contains("peer refused (BUSY): busy");
-    });
+    assertThat(p[0].failure())
+        .get()
+        .satisfies(
+            f -> {
+              assertThat(f.code()).isEqualTo(Code.BUSY);
+              assertThat(f.byPeer()).isTrue();
+              assertThat(f.message()).contains("peer refused (BUSY): busy");
+            });
     assertThat(p[0].poll()).as("nothing is sent back to a refusal").isNull();
   }
 
   @Test
   void frameOfAnotherSessionIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
-    SessionDriver.run(p[0], p[1], e -> e.hasFingerprints() ? e.toBuilder().setSessionId(77).build() : e, e -> e);
-    assertThat(p[1].failure()).get().extracting(SessionFailure::message).asString().contains("session 77");
+    SessionDriver.run(
+        p[0], p[1], e -> e.hasFingerprints() ? e.toBuilder().setSessionId(77).build() : e, e -> e);
+    assertThat(p[1].failure())
+        .get()
+        .extracting(SessionFailure::message)
+        .asString()
+        .contains("session 77");
   }
 
   @Test
@@ -365,23 +433,31 @@ class ReconcileSessionTest {
     EstimatorFactory f = ExactEstimator.factory(1.0);
     SketchParams params = TestSets.params(3, 0, 10, f.params());
     TestSets s = TestSets.random(3, 5000, 50, 50);
-    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 3), MemorySketches.ofSinglePartition(params, f, s.a));
-    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
+    ReconcileSession i =
+        ReconcileSession.initiator(
+            SessionConfig.of("c", "a", 3), MemorySketches.ofSinglePartition(params, f, s.a));
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
     SessionDriver.run(
         i,
         r,
         e -> {
           if (e.hasIblt()) {
-            var t = e.getIblt().getTable().toBuilder().setShape(Wire.toProto(new IbltShape(3, 1, 26)));
+            var t =
+                e.getIblt().getTable().toBuilder().setShape(Wire.toProto(new IbltShape(3, 1, 26)));
             return e.toBuilder().setIblt(e.getIblt().toBuilder().setTable(t)).build();
           }
           return e;
         },
         e -> e);
-    assertThat(r.failure()).get().satisfies(x -> {
-      assertThat(x.code()).isEqualTo(Code.LIMIT);
-      assertThat(x.message()).contains("not allowed");
-    });
+    assertThat(r.failure())
+        .get()
+        .satisfies(
+            x -> {
+              assertThat(x.code()).isEqualTo(Code.LIMIT);
+              assertThat(x.message()).contains("not allowed");
+            });
     assertThat(i.failure()).get().extracting(SessionFailure::byPeer).isEqualTo(true);
   }
 
@@ -390,20 +466,31 @@ class ReconcileSessionTest {
     EstimatorFactory f = ExactEstimator.factory(1.0);
     SketchParams params = TestSets.params(4, 0, 4, f.params());
     TestSets s = TestSets.random(4, 500, 300, 300);
-    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 4), MemorySketches.ofSinglePartition(params, f, s.a));
-    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
+    ReconcileSession i =
+        ReconcileSession.initiator(
+            SessionConfig.of("c", "a", 4), MemorySketches.ofSinglePartition(params, f, s.a));
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
     SessionDriver.run(
         i,
         r,
         e -> {
           if (e.hasDigestChunk()) {
             long[] reversed = {5L, 4L, 3L};
-            return e.toBuilder().setDigestChunk(e.getDigestChunk().toBuilder().setElements(Wire.packLongs(reversed, 0, 3))).build();
+            return e.toBuilder()
+                .setDigestChunk(
+                    e.getDigestChunk().toBuilder().setElements(Wire.packLongs(reversed, 0, 3)))
+                .build();
           }
           return e;
         },
         e -> e);
-    assertThat(r.failure()).get().extracting(SessionFailure::message).asString().contains("not sorted");
+    assertThat(r.failure())
+        .get()
+        .extracting(SessionFailure::message)
+        .asString()
+        .contains("not sorted");
   }
 
   @Test
@@ -412,13 +499,21 @@ class ReconcileSessionTest {
     SketchParams params = TestSets.params(6, 0, 12, f.params());
     TestSets s = TestSets.random(6, 500, 30, 30);
     SessionLimits tight = new SessionLimits(10, 1 << 16);
-    ReconcileSession i = ReconcileSession.initiator(new SessionConfig("c", "a", 6, null, tight), MemorySketches.ofSinglePartition(params, f, s.a));
-    ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
+    ReconcileSession i =
+        ReconcileSession.initiator(
+            new SessionConfig("c", "a", 6, null, tight),
+            MemorySketches.ofSinglePartition(params, f, s.a));
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
     SessionDriver.run(i, r);
-    assertThat(i.failure()).get().satisfies(x -> {
-      assertThat(x.code()).isEqualTo(Code.LIMIT);
-      assertThat(x.message()).contains("cap of");
-    });
+    assertThat(i.failure())
+        .get()
+        .satisfies(
+            x -> {
+              assertThat(x.code()).isEqualTo(Code.LIMIT);
+              assertThat(x.message()).contains("cap of");
+            });
   }
 
   @Test
@@ -428,9 +523,18 @@ class ReconcileSessionTest {
     SessionDriver.run(
         p[0],
         p[1],
-        e -> e.hasHello() ? e.toBuilder().setHelloAck(dev.reconcile.core.wire.HelloAck.getDefaultInstance()).build() : e,
+        e ->
+            e.hasHello()
+                ? e.toBuilder()
+                    .setHelloAck(dev.reconcile.core.wire.HelloAck.getDefaultInstance())
+                    .build()
+                : e,
         e -> e);
-    assertThat(p[1].failure()).get().extracting(SessionFailure::message).asString().contains("HelloAck sent to the responder");
+    assertThat(p[1].failure())
+        .get()
+        .extracting(SessionFailure::message)
+        .asString()
+        .contains("HelloAck sent to the responder");
   }
 
   @Test
@@ -453,14 +557,18 @@ class ReconcileSessionTest {
     MemorySketches a = MemorySketches.of(params, f, TestSets.partitionsOf(s.a, 3), s.a);
     MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, 3), s.b);
     int[] subset = {1, 5, 6};
-    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 8).withPartitions(subset), a);
+    ReconcileSession i =
+        ReconcileSession.initiator(SessionConfig.of("c", "a", 8).withPartitions(subset), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
     SessionDriver.run(i, r);
     assertThat(i.succeeded()).isTrue();
     assertThat(r.partitions()).containsExactly(subset);
     assertThat(i.outcomes()).extracting(PartitionOutcome::partition).containsExactly(1, 5, 6);
     long[] expected =
-        Arrays.stream(s.onlyB).filter(x -> Arrays.stream(subset).anyMatch(q -> q == HashSpec.partition(x, 3))).sorted().toArray();
+        Arrays.stream(s.onlyB)
+            .filter(x -> Arrays.stream(subset).anyMatch(q -> q == HashSpec.partition(x, 3)))
+            .sorted()
+            .toArray();
     assertThat(new Run(i, r, s).missingAtInitiator()).containsExactly(expected);
   }
 }

@@ -12,8 +12,8 @@ public final class SessionDriver {
   }
 
   /**
-   * Pumps frames until both sessions finish. {@code toResponder} / {@code toInitiator} may rewrite a
-   * frame, or return null to drop it. Fails if the exchange does not end within a bound.
+   * Pumps frames until both sessions finish. {@code toResponder} / {@code toInitiator} may rewrite
+   * a frame, or return null to drop it. Fails if the exchange does not end within a bound.
    */
   public static void run(
       ReconcileSession initiator,

@@ -19,13 +19,20 @@ class SizingTest {
   /**
    * Decode success at the table's sizes. Trials per d (times {@code reconcile.trials.scale}) keep
    * the class near 20 s on one core. The test fails when failures exceed {@code k}, the smallest
-   * count with {@code P[Binomial(T, 0.001) > k] <= 1e-6}: at a true rate of exactly 0.1 % it raises a
-   * false alarm at most once in a million runs; a rate of a few tenths of a percent fails it.
+   * count with {@code P[Binomial(T, 0.001) > k] <= 1e-6}: at a true rate of exactly 0.1 % it raises
+   * a false alarm at most once in a million runs; a rate of a few tenths of a percent fails it.
    */
   @ParameterizedTest(name = "d={0}")
   @CsvSource({
-    "1, 100000", "2, 100000", "5, 100000", "10, 100000", "50, 50000", "100, 30000",
-    "1000, 5000", "10000, 1000", "100000, 60"
+    "1, 100000",
+    "2, 100000",
+    "5, 100000",
+    "10, 100000",
+    "50, 50000",
+    "100, 30000",
+    "1000, 5000",
+    "10000, 1000",
+    "100000, 60"
   })
   void decodesAtLeast999PerMille(int d, int baseTrials) {
     int trials = baseTrials * SCALE;
@@ -35,12 +42,16 @@ class SizingTest {
     int failures = failures(HashSpec.xxh3(seed), shape, d, trials, seed);
     int k = upperTailBound(trials, 1e-3, 1e-6);
     assertThat(failures)
-        .as("d=%d shape=%s seed=%d: %d failures in %d trials, allowed %d", d, shape, seed,
-            failures, trials, k)
+        .as(
+            "d=%d shape=%s seed=%d: %d failures in %d trials, allowed %d",
+            d, shape, seed, failures, trials, k)
         .isLessThanOrEqualTo(k);
   }
 
-  /** Decode failures of {@code trials} random differences of {@code d} (random sides) in {@code shape}. */
+  /**
+   * Decode failures of {@code trials} random differences of {@code d} (random sides) in {@code
+   * shape}.
+   */
   static int failures(HashSpec spec, IbltShape shape, int d, int trials, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
     Iblt t = new Iblt(spec, shape, CellLayout.WIDE);
@@ -128,20 +139,28 @@ class SizingTest {
   @Test
   void brokenTablesAreRefusedClearly() {
     assertThatThrownBy(() -> Sizing.Table.parse(""))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("empty");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("empty");
     assertThatThrownBy(() -> Sizing.Table.parse("1,3\n2,6\n"))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("header");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("header");
     assertThatThrownBy(() -> Sizing.Table.parse("d,cells\n"))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("no rows");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("no rows");
     assertThatThrownBy(() -> Sizing.Table.parse("d,cells\n1,6\n2,3\n"))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("line 3");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("line 3");
     assertThatThrownBy(() -> Sizing.Table.parse("d,cells\n2,6\n2,9\n"))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("must increase");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("must increase");
     assertThatThrownBy(() -> Sizing.Table.parse("d,cells\n1,x\n"))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("malformed");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("malformed");
     assertThatThrownBy(() -> Sizing.Table.parse("d,cells\n1\n"))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining("malformed");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("malformed");
     assertThatThrownBy(() -> Sizing.Table.parse("d,cells\n0,3\n"))
-        .isInstanceOf(IllegalStateException.class).hasMessageContaining(">= 1");
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(">= 1");
   }
 }

@@ -49,7 +49,8 @@ public final class TestSets {
     return p;
   }
 
-  public static SketchParams params(long seed, int partitionsLog2, int maxLog2, EstimatorParams est) {
+  public static SketchParams params(
+      long seed, int partitionsLog2, int maxLog2, EstimatorParams est) {
     return new SketchParams(HashSpec.xxh3(seed), partitionsLog2, 3, maxLog2, est);
   }
 }

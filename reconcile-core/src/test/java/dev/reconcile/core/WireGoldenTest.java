@@ -30,9 +30,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Golden frames of wire format version 1: one frame of every message type, built from fixed
- * inputs. The file {@code golden/frames-v1.bin} was written once and is never regenerated: every
- * later build must read it and produce it byte for byte. A new format version adds a new file.
+ * Golden frames of wire format version 1: one frame of every message type, built from fixed inputs.
+ * The file {@code golden/frames-v1.bin} was written once and is never regenerated: every later
+ * build must read it and produce it byte for byte. A new format version adds a new file.
  */
 class WireGoldenTest {
   private static final String GOLDEN = "/golden/frames-v1.bin";
@@ -40,7 +40,17 @@ class WireGoldenTest {
   static List<Envelope> frames() {
     HashSpec spec = HashSpec.xxh3(42);
     SketchParams params =
-        new SketchParams(spec, 4, 3, 15, EstimatorParams.newBuilder().setKind(1).setStrata(18).setCellsPerStratum(128).setHashCount(4).build());
+        new SketchParams(
+            spec,
+            4,
+            3,
+            15,
+            EstimatorParams.newBuilder()
+                .setKind(1)
+                .setStrata(18)
+                .setCellsPerStratum(128)
+                .setHashCount(4)
+                .build());
     Iblt t = new Iblt(spec, new IbltShape(3, 1, 3), CellLayout.WIDE);
     new SplittableRandom(42).longs(10).forEach(t::insert);
     long[] elems = new SplittableRandom(7).longs(5).toArray();
@@ -58,19 +68,80 @@ class WireGoldenTest {
                     .addModes(Mode.MODE_ESTIMATOR_IBLT)
                     .addPartitions(3)
                     .addPartitions(9)));
-    bodies.add(Envelope.newBuilder().setHelloAck(HelloAck.newBuilder().setVersion(1).setNodeId("b").setParams(params.toProto()).setMode(Mode.MODE_ESTIMATOR_IBLT)));
-    bodies.add(Envelope.newBuilder().setFingerprints(dev.reconcile.core.wire.FingerprintSet.newBuilder().addPartitions(3).addPartitions(9).setPacked(Wire.packFingerprints(fps))));
-    bodies.add(Envelope.newBuilder().setIblt(IbltOffer.newBuilder().setPartition(3).setAttempt(1).setEstimate(10).setTable(Wire.toProto(t))));
-    bodies.add(Envelope.newBuilder().setIbltRequest(IbltRequest.newBuilder().setPartition(3).setShape(Wire.toProto(new IbltShape(3, 3, 3)))));
-    bodies.add(Envelope.newBuilder().setDigestRequest(DigestRequest.newBuilder().setPartition(9).setReason(2)));
-    bodies.add(Envelope.newBuilder().setDigestChunk(DigestChunk.newBuilder().setPartition(9).setElements(Wire.packLongs(elems, 0, 5)).setLast(true)));
-    bodies.add(Envelope.newBuilder().setMissing(MissingChunk.newBuilder().setPartition(3).setMissingAtInitiator(Wire.packLongs(elems, 0, 2)).setMissingAtResponder(Wire.packLongs(elems, 2, 5)).setLast(true).setAttempts(1)));
+    bodies.add(
+        Envelope.newBuilder()
+            .setHelloAck(
+                HelloAck.newBuilder()
+                    .setVersion(1)
+                    .setNodeId("b")
+                    .setParams(params.toProto())
+                    .setMode(Mode.MODE_ESTIMATOR_IBLT)));
+    bodies.add(
+        Envelope.newBuilder()
+            .setFingerprints(
+                dev.reconcile.core.wire.FingerprintSet.newBuilder()
+                    .addPartitions(3)
+                    .addPartitions(9)
+                    .setPacked(Wire.packFingerprints(fps))));
+    bodies.add(
+        Envelope.newBuilder()
+            .setIblt(
+                IbltOffer.newBuilder()
+                    .setPartition(3)
+                    .setAttempt(1)
+                    .setEstimate(10)
+                    .setTable(Wire.toProto(t))));
+    bodies.add(
+        Envelope.newBuilder()
+            .setIbltRequest(
+                IbltRequest.newBuilder()
+                    .setPartition(3)
+                    .setShape(Wire.toProto(new IbltShape(3, 3, 3)))));
+    bodies.add(
+        Envelope.newBuilder()
+            .setDigestRequest(DigestRequest.newBuilder().setPartition(9).setReason(2)));
+    bodies.add(
+        Envelope.newBuilder()
+            .setDigestChunk(
+                DigestChunk.newBuilder()
+                    .setPartition(9)
+                    .setElements(Wire.packLongs(elems, 0, 5))
+                    .setLast(true)));
+    bodies.add(
+        Envelope.newBuilder()
+            .setMissing(
+                MissingChunk.newBuilder()
+                    .setPartition(3)
+                    .setMissingAtInitiator(Wire.packLongs(elems, 0, 2))
+                    .setMissingAtResponder(Wire.packLongs(elems, 2, 5))
+                    .setLast(true)
+                    .setAttempts(1)));
     bodies.add(Envelope.newBuilder().setDone(Done.getDefaultInstance()));
-    bodies.add(Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(Refusal.Code.SEED).setMessage("hash seed fingerprint mismatch")));
-    Record r = Record.newBuilder().setKey(ByteString.copyFromUtf8("k")).setValue(ByteString.copyFromUtf8("v")).setVersion(1L << 20).setOrigin(7).build();
-    bodies.add(Envelope.newBuilder().setRecordBatch(RecordBatch.newBuilder().setPartition(3).setBatchSeq(0).addRecords(r).setCrc32C(0x1234)));
-    bodies.add(Envelope.newBuilder().setRecordAck(RecordAck.newBuilder().setBatchSeq(0).setApplied(true)));
-    bodies.add(Envelope.newBuilder().setRepairEnd(RepairEnd.newBuilder().setBatches(1).setRecords(1)));
+    bodies.add(
+        Envelope.newBuilder()
+            .setRefusal(
+                Refusal.newBuilder()
+                    .setCode(Refusal.Code.SEED)
+                    .setMessage("hash seed fingerprint mismatch")));
+    Record r =
+        Record.newBuilder()
+            .setKey(ByteString.copyFromUtf8("k"))
+            .setValue(ByteString.copyFromUtf8("v"))
+            .setVersion(1L << 20)
+            .setOrigin(7)
+            .build();
+    bodies.add(
+        Envelope.newBuilder()
+            .setRecordBatch(
+                RecordBatch.newBuilder()
+                    .setPartition(3)
+                    .setBatchSeq(0)
+                    .addRecords(r)
+                    .setCrc32C(0x1234)));
+    bodies.add(
+        Envelope.newBuilder().setRecordAck(RecordAck.newBuilder().setBatchSeq(0).setApplied(true)));
+    bodies.add(
+        Envelope.newBuilder().setRepairEnd(RepairEnd.newBuilder().setBatches(1).setRecords(1)));
     List<Envelope> out = new ArrayList<>();
     for (int i = 0; i < bodies.size(); i++) {
       out.add(bodies.get(i).setFormatVersion(1).setSessionId(0xfeedL).setSequence(i).build());
@@ -106,10 +177,15 @@ class WireGoldenTest {
     assertThat(encode(expected)).isEqualTo(golden);
     // Every message type of the oneof is covered.
     long kinds = parsed.stream().map(Envelope::getBodyCase).distinct().count();
-    assertThat(kinds).isEqualTo(Envelope.BodyCase.values().length - 2); // minus BODY_NOT_SET, ESTIMATOR (in strata-estimator's golden file)
+    assertThat(kinds)
+        .isEqualTo(
+            Envelope.BodyCase.values().length
+                - 2); // minus BODY_NOT_SET, ESTIMATOR (in strata-estimator's golden file)
     // And the IBLT inside still reads with today's code.
     var iblt = parsed.get(3).getIblt().getTable();
-    SketchParams p = new SketchParams(HashSpec.xxh3(42), 4, 3, 15, parsed.get(0).getHello().getParams().getEstimator());
+    SketchParams p =
+        new SketchParams(
+            HashSpec.xxh3(42), 4, 3, 15, parsed.get(0).getHello().getParams().getEstimator());
     assertThat(Wire.readIblt(iblt, p, null).shape()).isEqualTo(new IbltShape(3, 1, 3));
   }
 

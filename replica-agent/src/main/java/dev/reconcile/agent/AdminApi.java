@@ -18,8 +18,6 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The agent's HTTP API (docs/operations.md): health, metrics, status, self-check, repair on demand
@@ -27,7 +25,6 @@ import org.slf4j.LoggerFactory;
  * run on worker threads, never on the event loop.
  */
 final class AdminApi {
-  private static final Logger LOG = LoggerFactory.getLogger(AdminApi.class);
   static final String VERSION_HEADER = "X-Reconcile-Version";
   static final String ORIGIN_HEADER = "X-Reconcile-Origin";
   private static final int BULK_BATCH = 10_000;
@@ -50,7 +47,12 @@ final class AdminApi {
     Router r = Router.router(vertx);
     r.get("/health").handler(this::health);
     r.route().handler(this::authenticate);
-    r.get("/metrics").handler(ctx -> ctx.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8").end(agent.metrics().scrape()));
+    r.get("/metrics")
+        .handler(
+            ctx ->
+                ctx.response()
+                    .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                    .end(agent.metrics().scrape()));
     r.get("/status").handler(this::status);
     new SketchApi(agent).mount(r);
     r.get("/selfcheck").handler(this::selfCheck);
@@ -59,13 +61,18 @@ final class AdminApi {
     r.get("/kv/*").handler(this::get);
     r.put("/kv/*").handler(BodyHandler.create().setBodyLimit(MAX_VALUE_BYTES)).handler(this::put);
     r.delete("/kv/*").handler(this::delete);
-    HttpServerOptions o = new HttpServerOptions().setHost(config.httpListen().host()).setPort(config.httpListen().port());
+    HttpServerOptions o =
+        new HttpServerOptions()
+            .setHost(config.httpListen().host())
+            .setPort(config.httpListen().port());
     AgentConfig.Security s = config.security();
     if (s.httpTls()) {
       if (!s.peerTls()) {
         return Future.failedFuture("http-tls needs tls-cert and tls-key");
       }
-      o.setSsl(true).setKeyCertOptions(new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()));
+      o.setSsl(true)
+          .setKeyCertOptions(
+              new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()));
     }
     server = vertx.createHttpServer(o).requestHandler(r);
     return server.listen().map(HttpServer::actualPort);
@@ -85,8 +92,11 @@ final class AdminApi {
     }
     String h = ctx.request().getHeader("Authorization");
     String token = h != null && h.startsWith("Bearer ") ? h.substring(7).trim() : null;
-    boolean admin = token != null && s.adminToken() != null && constantTimeEquals(token, s.adminToken());
-    boolean read = admin || (token != null && s.readToken() != null && constantTimeEquals(token, s.readToken()));
+    boolean admin =
+        token != null && s.adminToken() != null && constantTimeEquals(token, s.adminToken());
+    boolean read =
+        admin
+            || (token != null && s.readToken() != null && constantTimeEquals(token, s.readToken()));
     boolean writes = !ctx.request().method().name().equals("GET");
     if ((writes && !admin) || (!writes && !read)) {
       agent.metrics().refused("http_unauthorized");
@@ -94,14 +104,21 @@ final class AdminApi {
           .setStatusCode(token == null ? 401 : 403)
           .putHeader("WWW-Authenticate", "Bearer")
           .putHeader("content-type", "application/json")
-          .end(error(token == null ? "missing bearer token" : writes ? "this needs the admin token" : "token not accepted").encode());
+          .end(
+              error(
+                      token == null
+                          ? "missing bearer token"
+                          : writes ? "this needs the admin token" : "token not accepted")
+                  .encode());
       return;
     }
     ctx.next();
   }
 
   private static boolean constantTimeEquals(String a, String b) {
-    return java.security.MessageDigest.isEqual(a.getBytes(java.nio.charset.StandardCharsets.UTF_8), b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return java.security.MessageDigest.isEqual(
+        a.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
   }
 
   // --------------------------------------------------------------- handlers
@@ -111,7 +128,8 @@ final class AdminApi {
   }
 
   private void status(RoutingContext ctx) {
-    vertx.executeBlocking(
+    vertx
+        .executeBlocking(
             () -> {
               JsonObject j =
                   new JsonObject()
@@ -127,7 +145,11 @@ final class AdminApi {
               JsonArray parts = new JsonArray();
               for (int p = 0; p < n; p++) {
                 Fingerprint f = store.sketches().fingerprint(p);
-                parts.add(new JsonObject().put("partition", p).put("elements", f.count()).put("fingerprint", Long.toHexString(f.sum() ^ f.sum2())));
+                parts.add(
+                    new JsonObject()
+                        .put("partition", p)
+                        .put("elements", f.count())
+                        .put("fingerprint", Long.toHexString(f.sum() ^ f.sum2())));
               }
               j.put("partitions", parts);
               JsonArray peers = new JsonArray();
@@ -160,7 +182,8 @@ final class AdminApi {
   }
 
   private void selfCheck(RoutingContext ctx) {
-    vertx.executeBlocking(store::selfCheck, false)
+    vertx
+        .executeBlocking(store::selfCheck, false)
         .onSuccess(c -> json(ctx, c.ok() ? 200 : 500, SelfCheckJson.of(c)))
         .onFailure(t -> json(ctx, 500, error(t.getMessage())));
   }
@@ -175,10 +198,13 @@ final class AdminApi {
       return;
     }
     boolean dry = Boolean.parseBoolean(ctx.request().getParam("dryRun", "false"));
-    agent.repair(hp, dry).onComplete(r -> {
-      RoundReport rep = r.result();
-      json(ctx, rep.ok ? 200 : 502, rep.toJson());
-    });
+    agent
+        .repair(hp, dry)
+        .onComplete(
+            r -> {
+              RoundReport rep = r.result();
+              json(ctx, rep.ok ? 200 : 502, rep.toJson());
+            });
   }
 
   private byte[] keyOf(RoutingContext ctx) {
@@ -189,7 +215,11 @@ final class AdminApi {
     }
     byte[] k = KeyCodec.decode(raw);
     if (k.length > dev.reconcile.agent.net.BatchCodec.MAX_KEY_BYTES) {
-      throw new IllegalArgumentException("key of " + k.length + " bytes exceeds " + dev.reconcile.agent.net.BatchCodec.MAX_KEY_BYTES);
+      throw new IllegalArgumentException(
+          "key of "
+              + k.length
+              + " bytes exceeds "
+              + dev.reconcile.agent.net.BatchCodec.MAX_KEY_BYTES);
     }
     return k;
   }
@@ -209,7 +239,8 @@ final class AdminApi {
     if (key == null) {
       return;
     }
-    vertx.executeBlocking(() -> store.get(key).orElse(null), false)
+    vertx
+        .executeBlocking(() -> store.get(key).orElse(null), false)
         .onSuccess(
             rec -> {
               if (rec == null || rec.tombstone()) {
@@ -231,8 +262,14 @@ final class AdminApi {
       return;
     }
     byte[] value = ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
-    vertx.executeBlocking(() -> store.put(key, value), false)
-        .onSuccess(v -> ctx.response().setStatusCode(204).putHeader(VERSION_HEADER, Long.toUnsignedString(v)).end())
+    vertx
+        .executeBlocking(() -> store.put(key, value), false)
+        .onSuccess(
+            v ->
+                ctx.response()
+                    .setStatusCode(204)
+                    .putHeader(VERSION_HEADER, Long.toUnsignedString(v))
+                    .end())
         .onFailure(t -> json(ctx, 503, error("write failed: " + t.getMessage())));
   }
 
@@ -241,8 +278,14 @@ final class AdminApi {
     if (key == null) {
       return;
     }
-    vertx.executeBlocking(() -> store.delete(key), false)
-        .onSuccess(v -> ctx.response().setStatusCode(204).putHeader(VERSION_HEADER, Long.toUnsignedString(v)).end())
+    vertx
+        .executeBlocking(() -> store.delete(key), false)
+        .onSuccess(
+            v ->
+                ctx.response()
+                    .setStatusCode(204)
+                    .putHeader(VERSION_HEADER, Long.toUnsignedString(v))
+                    .end())
         .onFailure(t -> json(ctx, 503, error("write failed: " + t.getMessage())));
   }
 
@@ -263,15 +306,25 @@ final class AdminApi {
           List<Record> b = new ArrayList<>(batch);
           batch.clear();
           parser.pause();
-          vertx.executeBlocking(() -> store.putAll(b), false)
-              .onSuccess(n -> {
-                loaded[0] += b.size();
-                parser.resume();
-              })
-              .onFailure(t -> {
-                failed[0] = true;
-                json(ctx, 503, error("bulk write failed after " + loaded[0] + " records: " + t.getMessage()));
-              });
+          vertx
+              .executeBlocking(() -> store.putAll(b), false)
+              .onSuccess(
+                  n -> {
+                    loaded[0] += b.size();
+                    parser.resume();
+                  })
+              .onFailure(
+                  t -> {
+                    failed[0] = true;
+                    json(
+                        ctx,
+                        503,
+                        error(
+                            "bulk write failed after "
+                                + loaded[0]
+                                + " records: "
+                                + t.getMessage()));
+                  });
         };
     parser.handler(
         line -> {
@@ -296,19 +349,30 @@ final class AdminApi {
             batch.add(new Record(k, v, store.clock().now(), store.origin(), false));
           } catch (IllegalArgumentException e) {
             failed[0] = true;
-            json(ctx, 400, error("line " + lineNo[0] + ": " + e.getMessage() + " (" + loaded[0] + " records loaded before it)"));
+            json(
+                ctx,
+                400,
+                error(
+                    "line "
+                        + lineNo[0]
+                        + ": "
+                        + e.getMessage()
+                        + " ("
+                        + loaded[0]
+                        + " records loaded before it)"));
             return;
           }
           if (batch.size() >= BULK_BATCH) {
             flush.run();
           }
         });
-    parser.exceptionHandler(t -> {
-      if (!failed[0]) {
-        failed[0] = true;
-        json(ctx, 400, error("bulk body: " + t.getMessage()));
-      }
-    });
+    parser.exceptionHandler(
+        t -> {
+          if (!failed[0]) {
+            failed[0] = true;
+            json(ctx, 400, error("bulk body: " + t.getMessage()));
+          }
+        });
     parser.endHandler(
         v -> {
           if (failed[0]) {
@@ -316,9 +380,19 @@ final class AdminApi {
           }
           List<Record> b = new ArrayList<>(batch);
           batch.clear();
-          vertx.executeBlocking(() -> store.putAll(b), false)
+          vertx
+              .executeBlocking(() -> store.putAll(b), false)
               .onSuccess(n -> json(ctx, 200, new JsonObject().put("loaded", loaded[0] + b.size())))
-              .onFailure(t -> json(ctx, 503, error("bulk write failed after " + loaded[0] + " records: " + t.getMessage())));
+              .onFailure(
+                  t ->
+                      json(
+                          ctx,
+                          503,
+                          error(
+                              "bulk write failed after "
+                                  + loaded[0]
+                                  + " records: "
+                                  + t.getMessage())));
         });
   }
 
@@ -332,6 +406,9 @@ final class AdminApi {
     if (ctx.response().ended()) {
       return;
     }
-    ctx.response().setStatusCode(status).putHeader("content-type", "application/json").end(body.encodePrettily());
+    ctx.response()
+        .setStatusCode(status)
+        .putHeader("content-type", "application/json")
+        .end(body.encodePrettily());
   }
 }

@@ -15,8 +15,9 @@ import java.util.TreeMap;
 
 /**
  * Every setting of an agent. Loaded from one YAML or JSON file ({@code --config}) with command-line
- * overrides; keys are the flag names without dashes ({@code node-id: a}). Unknown keys and bad values
- * stop start-up with a message naming the key. Every key is documented in docs/operations.md.
+ * overrides; keys are the flag names without dashes ({@code node-id: a}). Unknown keys and bad
+ * values stop start-up with a message naming the key. Every key is documented in
+ * docs/operations.md.
  */
 public record AgentConfig(
     String nodeId,
@@ -126,7 +127,8 @@ public record AgentConfig(
     try {
       tree = m.readValue(file.toFile(), Object.class);
     } catch (IOException e) {
-      throw new ConfigException("config file " + file + " is not valid YAML/JSON: " + e.getMessage().split("\n")[0]);
+      throw new ConfigException(
+          "config file " + file + " is not valid YAML/JSON: " + e.getMessage().split("\n")[0]);
     }
     if (tree == null) {
       return Map.of();
@@ -143,7 +145,8 @@ public record AgentConfig(
         l.forEach(x -> parts.add(String.valueOf(x)));
         out.put(k, String.join(",", parts));
       } else if (v instanceof Map<?, ?>) {
-        throw new ConfigException("config key '" + k + "' must be a value or a list, not a mapping");
+        throw new ConfigException(
+            "config key '" + k + "' must be a value or a list, not a mapping");
       } else {
         out.put(k, v == null ? "" : String.valueOf(v));
       }
@@ -155,7 +158,12 @@ public record AgentConfig(
   public static AgentConfig fromMap(Map<String, String> given) {
     for (String k : given.keySet()) {
       if (!DEFAULTS.containsKey(k)) {
-        throw new ConfigException("unknown config key '" + k + "' (known keys: " + String.join(", ", DEFAULTS.keySet()) + ")");
+        throw new ConfigException(
+            "unknown config key '"
+                + k
+                + "' (known keys: "
+                + String.join(", ", DEFAULTS.keySet())
+                + ")");
       }
     }
     Map<String, String> v = new LinkedHashMap<>(DEFAULTS);
@@ -163,7 +171,8 @@ public record AgentConfig(
     Reader r = new Reader(v);
     String nodeId = r.str("node-id");
     if (nodeId.isEmpty() || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
-      throw new ConfigException("node-id '" + nodeId + "' must be 1-64 characters of A-Z a-z 0-9 . _ - (it is required)");
+      throw new ConfigException(
+          "node-id '" + nodeId + "' must be 1-64 characters of A-Z a-z 0-9 . _ - (it is required)");
     }
     String cluster = r.str("cluster-id");
     if (cluster.isEmpty()) {
@@ -194,7 +203,8 @@ public record AgentConfig(
     if (sec.maxSessionBytes() < 64 * 1024) {
       throw new ConfigException("max-session-bytes " + sec.maxSessionBytes() + " is below 64KiB");
     }
-    if ((sec.tlsCert() == null) != (sec.tlsKey() == null) || (sec.tlsCert() != null && sec.tlsCa() == null)) {
+    if ((sec.tlsCert() == null) != (sec.tlsKey() == null)
+        || (sec.tlsCert() != null && sec.tlsCa() == null)) {
       throw new ConfigException("tls-cert, tls-key and tls-ca must be given together");
     }
     AgentConfig c =
@@ -230,7 +240,8 @@ public record AgentConfig(
       throw new ConfigException("max-frame-bytes " + c.maxFrameBytes() + " is below 64KiB");
     }
     if (c.batchBytes() >= c.maxFrameBytes()) {
-      throw new ConfigException("batch-bytes " + c.batchBytes() + " must be below max-frame-bytes " + c.maxFrameBytes());
+      throw new ConfigException(
+          "batch-bytes " + c.batchBytes() + " must be below max-frame-bytes " + c.maxFrameBytes());
     }
     if (c.hashSeed().isEmpty()) {
       throw new ConfigException("hash-seed must not be empty");
@@ -238,7 +249,9 @@ public record AgentConfig(
     boolean exposed = !c.peerListen().isLoopback();
     if (exposed && !sec.peerTls() && !sec.allowPlaintext()) {
       throw new ConfigException(
-          "peer-listen " + c.peerListen() + " is not a loopback address: configure tls-cert, tls-key and tls-ca,"
+          "peer-listen "
+              + c.peerListen()
+              + " is not a loopback address: configure tls-cert, tls-key and tls-ca,"
               + " or set allow-plaintext: true to accept unauthenticated plaintext peers");
     }
     return c;
@@ -329,9 +342,12 @@ public record AgentConfig(
     /** Sizes: plain bytes, or with k/KiB/MB/MiB/GB/GiB suffixes. */
     long size(String k) {
       String s = str(k).replace("_", "");
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)(\\d+)\\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?").matcher(s);
+      java.util.regex.Matcher m =
+          java.util.regex.Pattern.compile("(?i)(\\d+)\\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?")
+              .matcher(s);
       if (!m.matches()) {
-        throw new ConfigException(k + " '" + s + "' is not a size (examples: 0, 65536, 512KiB, 16MiB, 1GB)");
+        throw new ConfigException(
+            k + " '" + s + "' is not a size (examples: 0, 65536, 512KiB, 16MiB, 1GB)");
       }
       long n;
       try {

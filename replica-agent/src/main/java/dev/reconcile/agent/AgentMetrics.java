@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /** The agent's Prometheus metrics (names in docs/operations.md). */
 public final class AgentMetrics {
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   final Counter roundsOk = counter("reconcile_rounds_total", "result", "ok");
   final Counter roundsFailed = counter("reconcile_rounds_total", "result", "failed");
   final Counter partitionsFast = counter("reconcile_partitions_total", "path", "fast");
@@ -27,10 +28,12 @@ public final class AgentMetrics {
   final Counter recordsSent = counter("reconcile_records_total", "direction", "sent");
   final Counter recordsReceived = counter("reconcile_records_total", "direction", "received");
   final Counter recordBytesSent = counter("reconcile_record_bytes_total", "direction", "sent");
-  final Counter recordBytesReceived = counter("reconcile_record_bytes_total", "direction", "received");
+  final Counter recordBytesReceived =
+      counter("reconcile_record_bytes_total", "direction", "received");
   final Counter recordsApplied = counter("reconcile_records_applied_total", "result", "applied");
   final Counter recordsStale = counter("reconcile_records_applied_total", "result", "stale");
-  final Counter recordsDuplicate = counter("reconcile_records_applied_total", "result", "duplicate");
+  final Counter recordsDuplicate =
+      counter("reconcile_records_applied_total", "result", "duplicate");
   final Counter stillDiffering = counter("reconcile_partitions_still_differing_total");
   final Timer roundDuration;
   final Timer sessionDuration;
@@ -48,12 +51,14 @@ public final class AgentMetrics {
             .register(registry);
     sessionDuration =
         Timer.builder("reconcile_session_duration")
-            .description("Reconciliation session (fingerprints to decoded difference), excluding the repair stream")
+            .description(
+                "Reconciliation session (fingerprints to decoded difference), excluding the repair stream")
             .publishPercentileHistogram()
             .minimumExpectedValue(Duration.ofMillis(1))
             .maximumExpectedValue(Duration.ofMinutes(10))
             .register(registry);
-    differenceSize = DistributionSummary.builder("reconcile_difference_elements").register(registry);
+    differenceSize =
+        DistributionSummary.builder("reconcile_difference_elements").register(registry);
     registry.gauge("reconcile_sketch_rebuild_millis", lastRebuildMillis);
     registry.gauge("reconcile_active_sessions", activeSessions);
   }

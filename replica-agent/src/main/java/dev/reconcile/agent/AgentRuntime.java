@@ -6,4 +6,8 @@ import io.vertx.core.Vertx;
 
 /** What a round needs from its agent. */
 record AgentRuntime(
-    Vertx vertx, ReplicaStore store, AgentMetrics metrics, AgentConfig config, SessionLimits limits) {}
+    Vertx vertx,
+    ReplicaStore store,
+    AgentMetrics metrics,
+    AgentConfig config,
+    SessionLimits limits) {}

@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses durations such as {@code 0}, {@code 250ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} or ISO-8601. */
+/**
+ * Parses durations such as {@code 0}, {@code 250ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code
+ * 7d} or ISO-8601.
+ */
 public final class Durations {
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)(ms|s|m|h|d)?");
 
@@ -30,7 +33,8 @@ public final class Durations {
     try {
       return Duration.parse(t);
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("'" + s + "' is not a duration (examples: 0, 250ms, 30s, 5m, 2h, 7d)");
+      throw new IllegalArgumentException(
+          "'" + s + "' is not a duration (examples: 0, 250ms, 30s, 5m, 2h, 7d)");
     }
   }
 

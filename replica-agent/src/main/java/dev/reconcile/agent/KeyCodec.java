@@ -3,7 +3,10 @@ package dev.reconcile.agent;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
-/** Percent-encoding of binary keys and values in URLs and bulk-load lines (RFC 3986 unreserved kept). */
+/**
+ * Percent-encoding of binary keys and values in URLs and bulk-load lines (RFC 3986 unreserved
+ * kept).
+ */
 public final class KeyCodec {
   private KeyCodec() {}
 
@@ -19,7 +22,8 @@ public final class KeyCodec {
         int hi = Character.digit(s.charAt(i + 1), 16);
         int lo = Character.digit(s.charAt(i + 2), 16);
         if (hi < 0 || lo < 0) {
-          throw new IllegalArgumentException("bad percent escape '" + s.substring(i, i + 3) + "' at offset " + i);
+          throw new IllegalArgumentException(
+              "bad percent escape '" + s.substring(i, i + 3) + "' at offset " + i);
         }
         out.write(hi << 4 | lo);
         i += 3;
@@ -38,10 +42,18 @@ public final class KeyCodec {
     StringBuilder sb = new StringBuilder(b.length);
     for (byte x : b) {
       int c = x & 0xFF;
-      if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~') {
+      if ((c >= 'A' && c <= 'Z')
+          || (c >= 'a' && c <= 'z')
+          || (c >= '0' && c <= '9')
+          || c == '-'
+          || c == '.'
+          || c == '_'
+          || c == '~') {
         sb.append((char) c);
       } else {
-        sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16))).append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+        sb.append('%')
+            .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+            .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
       }
     }
     return sb.toString();

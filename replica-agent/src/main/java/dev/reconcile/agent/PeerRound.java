@@ -1,7 +1,7 @@
 package dev.reconcile.agent;
 
-import dev.reconcile.agent.net.FrameChannel;
 import dev.reconcile.agent.net.BatchCodec;
+import dev.reconcile.agent.net.FrameChannel;
 import dev.reconcile.agent.store.ApplyResult;
 import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
@@ -49,9 +49,9 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * <p>Threading: frames arrive and leave on the connection's event loop; everything that touches the
- * store, folds or peels a table runs on this round's own serial worker thread, so work for one round
- * stays ordered and the event loop only moves bytes. Reading from the peer is paused while a frame
- * is being processed, which is the backpressure toward the peer.
+ * store, folds or peels a table runs on this round's own serial worker thread, so work for one
+ * round stays ordered and the event loop only moves bytes. Reading from the peer is paused while a
+ * frame is being processed, which is the backpressure toward the peer.
  *
  * <p>Progress (initiator): a partition is marked done once its records went both ways: every batch
  * this side sent for it was acknowledged and the responder (which streams in ascending partition
@@ -139,9 +139,13 @@ final class PeerRound {
         vertx.setPeriodic(
             Math.min(1000, idleMs),
             id -> {
-              if ((System.nanoTime() - lastActivityNanos) / 1_000_000 > idleMs && !done.future().isComplete()) {
+              if ((System.nanoTime() - lastActivityNanos) / 1_000_000 > idleMs
+                  && !done.future().isComplete()) {
                 rt.metrics().refused("idle_timeout");
-                fail("idle timeout: nothing from the peer for " + Durations.format(rt.config().idleTimeout()), true);
+                fail(
+                    "idle timeout: nothing from the peer for "
+                        + Durations.format(rt.config().idleTimeout()),
+                    true);
               }
             });
     totalTimer =
@@ -192,8 +196,16 @@ final class PeerRound {
           maybeFinishRepair();
         }
         case FINGERPRINTS -> onVerify(e.getFingerprints());
-        case REFUSAL -> fail("peer refused (" + e.getRefusal().getCode() + "): " + Wire.peerText(e.getRefusal().getMessage()), false);
-        default -> throw new ProtocolException(Code.MALFORMED, "unexpected " + e.getBodyCase() + " after the session");
+        case REFUSAL ->
+            fail(
+                "peer refused ("
+                    + e.getRefusal().getCode()
+                    + "): "
+                    + Wire.peerText(e.getRefusal().getMessage()),
+                false);
+        default ->
+            throw new ProtocolException(
+                Code.MALFORMED, "unexpected " + e.getBodyCase() + " after the session");
       }
     } catch (ProtocolException ex) {
       refuse(ex);
@@ -202,14 +214,29 @@ final class PeerRound {
 
   private void checkFraming(Envelope e) throws ProtocolException {
     if (e.getFormatVersion() != Wire.FORMAT_VERSION) {
-      throw new ProtocolException(Code.VERSION, "frame format version " + e.getFormatVersion() + ", this peer speaks " + Wire.FORMAT_VERSION);
+      throw new ProtocolException(
+          Code.VERSION,
+          "frame format version "
+              + e.getFormatVersion()
+              + ", this peer speaks "
+              + Wire.FORMAT_VERSION);
     }
     if (e.getSessionId() != sessionId) {
-      throw new ProtocolException(Code.MALFORMED, "frame of session " + Long.toUnsignedString(e.getSessionId()) + " in session " + Long.toUnsignedString(sessionId));
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "frame of session "
+              + Long.toUnsignedString(e.getSessionId())
+              + " in session "
+              + Long.toUnsignedString(sessionId));
     }
     if (e.getSequence() != inSeq) {
       throw new ProtocolException(
-          Code.MALFORMED, "frame sequence " + e.getSequence() + " where " + inSeq + " was expected (replayed, reordered or lost frame)");
+          Code.MALFORMED,
+          "frame sequence "
+              + e.getSequence()
+              + " where "
+              + inSeq
+              + " was expected (replayed, reordered or lost frame)");
     }
     inSeq++;
   }
@@ -258,13 +285,15 @@ final class PeerRound {
     rt.metrics().sessionDuration.record(java.time.Duration.ofMillis(report.sessionMillis));
     SessionFailure f = session.failure().orElse(null);
     if (f != null) {
-      rt.metrics().refused(f.code().name().toLowerCase());
+      rt.metrics().refused(f.code().name().toLowerCase(java.util.Locale.ROOT));
       fail((f.byPeer() ? "" : "refused the peer: ") + f.message(), true);
       return;
     }
     List<PartitionOutcome> outcomes = session.outcomes();
     report.summarize(outcomes);
-    rt.metrics().session(session.stats(), report.fastPath, report.ibltPartitions, report.fallbackPartitions);
+    rt.metrics()
+        .session(
+            session.stats(), report.fastPath, report.ibltPartitions, report.fallbackPartitions);
     rt.metrics().differenceSize.record(report.missingLocal + report.missingRemote);
     outSeq = session.nextOutSequence();
     inSeq = session.nextInSequence();
@@ -301,7 +330,12 @@ final class PeerRound {
     if (sendQueue.isEmpty()) {
       if (inflight == 0 && !selfEnded) {
         selfEnded = true;
-        send(Envelope.newBuilder().setRepairEnd(RepairEnd.newBuilder().setBatches(nextBatchSeq).setRecords(report.recordsSent)));
+        send(
+            Envelope.newBuilder()
+                .setRepairEnd(
+                    RepairEnd.newBuilder()
+                        .setBatches(nextBatchSeq)
+                        .setRecords(report.recordsSent)));
         maybeFinishRepair();
       }
       return;
@@ -318,10 +352,12 @@ final class PeerRound {
         if (!rateTimerSet) {
           rateTimerSet = true;
           long waitMs = Math.max(1, (long) Math.ceil(-tokens * 1000 / rate));
-          vertx.setTimer(waitMs, id -> {
-            rateTimerSet = false;
-            pumpSender();
-          });
+          vertx.setTimer(
+              waitMs,
+              id -> {
+                rateTimerSet = false;
+                pumpSender();
+              });
         }
         return;
       }
@@ -339,7 +375,7 @@ final class PeerRound {
     fetching = true;
     fetchingPartition = p;
     work(
-        () -> splitIntoBatches(p, store.recordsFor(p, chunk)),
+        () -> splitIntoBatches(store.recordsFor(p, chunk)),
         batches -> {
           fetching = false;
           for (List<Record> b : batches) {
@@ -362,7 +398,7 @@ final class PeerRound {
         });
   }
 
-  private List<List<Record>> splitIntoBatches(int p, List<Record> records) {
+  private List<List<Record>> splitIntoBatches(List<Record> records) {
     List<List<Record>> out = new ArrayList<>();
     List<Record> cur = new ArrayList<>();
     long bytes = 0;
@@ -386,12 +422,15 @@ final class PeerRound {
   private void onAck(RecordAck a) throws ProtocolException {
     Integer p = batchPartition.remove(a.getBatchSeq());
     if (p == null) {
-      throw new ProtocolException(Code.MALFORMED, "acknowledgement of unknown batch " + a.getBatchSeq());
+      throw new ProtocolException(
+          Code.MALFORMED, "acknowledgement of unknown batch " + a.getBatchSeq());
     }
     inflight--;
     unackedByPartition.merge(p, -1, Integer::sum);
     if (!a.getApplied()) {
-      fail("peer could not apply batch " + a.getBatchSeq() + ": " + Wire.peerText(a.getError()), true);
+      fail(
+          "peer could not apply batch " + a.getBatchSeq() + ": " + Wire.peerText(a.getError()),
+          true);
       return;
     }
     updateProgress();
@@ -418,25 +457,43 @@ final class PeerRound {
             context.runOnContext(v -> refuse(ex));
             return;
           }
-          List<Record> records = skewMillis > 0 ? notFromTheFuture(checked, store.clock().wallMillis() + skewMillis) : checked;
+          List<Record> records =
+              skewMillis > 0
+                  ? notFromTheFuture(checked, store.clock().wallMillis() + skewMillis)
+                  : checked;
           int skewed = checked.size() - records.size();
           if (skewed > 0) {
             LOG.warn(
                 "round {} {}: refused {} record(s) of batch {} whose version lies more than {} ahead of the local clock (max-clock-skew)",
-                initiator ? "to" : "from", peerLabel, skewed, b.getBatchSeq(), Durations.format(rt.config().security().maxClockSkew()));
-            context.runOnContext(v -> {
-              report.clockSkewRefused += skewed;
-              rt.metrics().recordsRefused("clock_skew", skewed);
-            });
+                initiator ? "to" : "from",
+                peerLabel,
+                skewed,
+                b.getBatchSeq(),
+                Durations.format(rt.config().security().maxClockSkew()));
+            context.runOnContext(
+                v -> {
+                  report.clockSkewRefused += skewed;
+                  rt.metrics().recordsRefused("clock_skew", skewed);
+                });
           }
           ApplyResult result;
           try {
             result = store.apply(records);
           } catch (RuntimeException ex) {
-            String msg = "apply of batch " + b.getBatchSeq() + " failed, nothing of it applied: " + ex.getMessage();
+            String msg =
+                "apply of batch "
+                    + b.getBatchSeq()
+                    + " failed, nothing of it applied: "
+                    + ex.getMessage();
             context.runOnContext(
                 v -> {
-                  send(Envelope.newBuilder().setRecordAck(RecordAck.newBuilder().setBatchSeq(b.getBatchSeq()).setApplied(false).setError(msg)));
+                  send(
+                      Envelope.newBuilder()
+                          .setRecordAck(
+                              RecordAck.newBuilder()
+                                  .setBatchSeq(b.getBatchSeq())
+                                  .setApplied(false)
+                                  .setError(msg)));
                   fail(msg, true);
                 });
             return;
@@ -456,7 +513,10 @@ final class PeerRound {
                 rt.metrics().recordsApplied.increment(r.applied());
                 rt.metrics().recordsStale.increment(r.stale());
                 rt.metrics().recordsDuplicate.increment(r.duplicate());
-                send(Envelope.newBuilder().setRecordAck(RecordAck.newBuilder().setBatchSeq(b.getBatchSeq()).setApplied(true)));
+                send(
+                    Envelope.newBuilder()
+                        .setRecordAck(
+                            RecordAck.newBuilder().setBatchSeq(b.getBatchSeq()).setApplied(true)));
                 peerPartitionSeen = Math.max(peerPartitionSeen, b.getPartition());
                 updateProgress();
                 if (phase == Phase.REPAIR) {
@@ -473,13 +533,23 @@ final class PeerRound {
   private void checkPartition(RecordBatch b, List<Record> records) throws ProtocolException {
     int p = b.getPartition();
     if (java.util.Arrays.binarySearch(session.partitions(), p) < 0) {
-      throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " of partition " + p + ", not one of this round's");
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "batch " + b.getBatchSeq() + " of partition " + p + ", not one of this round's");
     }
     dev.reconcile.core.SketchParams sp = store.sketches().params();
     for (Record r : records) {
-      int q = dev.reconcile.core.HashSpec.partition(sp.spec().keyHash(r.key()), sp.partitionsLog2());
+      int q =
+          dev.reconcile.core.HashSpec.partition(sp.spec().keyHash(r.key()), sp.partitionsLog2());
       if (q != p) {
-        throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " of partition " + p + " holds a record of partition " + q);
+        throw new ProtocolException(
+            Code.MALFORMED,
+            "batch "
+                + b.getBatchSeq()
+                + " of partition "
+                + p
+                + " holds a record of partition "
+                + q);
       }
     }
   }
@@ -493,7 +563,8 @@ final class PeerRound {
     List<Record> out = null;
     for (int i = 0; i < in.size(); i++) {
       Record r = in.get(i);
-      boolean future = dev.reconcile.agent.store.HybridClock.physicalMillis(r.version()) > limitMillis;
+      boolean future =
+          dev.reconcile.agent.store.HybridClock.physicalMillis(r.version()) > limitMillis;
       if (future && out == null) {
         out = new ArrayList<>(in.subList(0, i));
       } else if (!future && out != null) {
@@ -572,11 +643,17 @@ final class PeerRound {
   private void onVerify(FingerprintSet fs) throws ProtocolException {
     int[] parts = session.partitions();
     if (fs.getPartitionsCount() != parts.length) {
-      throw new ProtocolException(Code.MALFORMED, "verify fingerprints of " + fs.getPartitionsCount() + " partitions, round covers " + parts.length);
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "verify fingerprints of "
+              + fs.getPartitionsCount()
+              + " partitions, round covers "
+              + parts.length);
     }
     for (int i = 0; i < parts.length; i++) {
       if (fs.getPartitions(i) != parts[i]) {
-        throw new ProtocolException(Code.MALFORMED, "verify fingerprint " + i + " is of partition " + fs.getPartitions(i));
+        throw new ProtocolException(
+            Code.MALFORMED, "verify fingerprint " + i + " is of partition " + fs.getPartitions(i));
       }
     }
     Fingerprint[] theirs = Wire.unpackFingerprints(fs.getPacked(), parts.length);
@@ -622,10 +699,17 @@ final class PeerRound {
   // ---------------------------------------------------------------- plumbing
 
   private void send(Envelope.Builder b) {
-    ch.send(b.setFormatVersion(Wire.FORMAT_VERSION).setSessionId(sessionId).setSequence(outSeq++).build());
+    ch.send(
+        b.setFormatVersion(Wire.FORMAT_VERSION)
+            .setSessionId(sessionId)
+            .setSequence(outSeq++)
+            .build());
   }
 
-  /** Runs {@code task} on this round's worker; {@code then} on the event loop. Failures fail the round. */
+  /**
+   * Runs {@code task} on this round's worker; {@code then} on the event loop. Failures fail the
+   * round.
+   */
   private <T> void work(Callable<T> task, Handler<T> then) {
     try {
       worker.execute(
@@ -652,9 +736,11 @@ final class PeerRound {
   }
 
   private void refuse(ProtocolException ex) {
-    rt.metrics().refused(ex.code().name().toLowerCase());
+    rt.metrics().refused(ex.code().name().toLowerCase(java.util.Locale.ROOT));
     if (!ch.isClosed()) {
-      send(Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(ex.code()).setMessage(ex.getMessage())));
+      send(
+          Envelope.newBuilder()
+              .setRefusal(Refusal.newBuilder().setCode(ex.code()).setMessage(ex.getMessage())));
     }
     fail("refused the peer: " + ex.getMessage(), true);
   }
@@ -712,10 +798,20 @@ final class PeerRound {
     if (report.ok) {
       LOG.info(
           "round {} {} ok: partitions={} fast={} iblt={} fallback={} estimate={} difference={} sent={} received={} applied={} stillDiffering={} in {} ms (session {} ms)",
-          initiator ? "to" : "from", peerLabel, report.partitions, report.fastPath, report.ibltPartitions,
-          report.fallbackPartitions, report.estimate, report.missingLocal + report.missingRemote,
-          report.recordsSent, report.recordsReceived, report.applied, report.stillDiffering,
-          report.durationMillis, report.sessionMillis);
+          initiator ? "to" : "from",
+          peerLabel,
+          report.partitions,
+          report.fastPath,
+          report.ibltPartitions,
+          report.fallbackPartitions,
+          report.estimate,
+          report.missingLocal + report.missingRemote,
+          report.recordsSent,
+          report.recordsReceived,
+          report.applied,
+          report.stillDiffering,
+          report.durationMillis,
+          report.sessionMillis);
     }
     done.complete(report);
   }

@@ -41,12 +41,14 @@ final class PeerService {
     this.config = rt.config();
     NetClientOptions co =
         new NetClientOptions()
-            .setConnectTimeout((int) Math.min(30_000, Math.max(1000, config.idleTimeout().toMillis())))
+            .setConnectTimeout(
+                (int) Math.min(30_000, Math.max(1000, config.idleTimeout().toMillis())))
             .setTcpNoDelay(true);
     AgentConfig.Security s = config.security();
     if (s.peerTls()) {
       co.setSsl(true)
-          .setKeyCertOptions(new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()))
+          .setKeyCertOptions(
+              new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()))
           .setTrustOptions(new PemTrustOptions().addCertPath(s.tlsCa()))
           .setHostnameVerificationAlgorithm("");
     }
@@ -62,11 +64,16 @@ final class PeerService {
     AgentConfig.Security s = config.security();
     if (s.peerTls()) {
       so.setSsl(true)
-          .setKeyCertOptions(new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()))
+          .setKeyCertOptions(
+              new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()))
           .setTrustOptions(new PemTrustOptions().addCertPath(s.tlsCa()))
           .setClientAuth(ClientAuth.REQUIRED);
     }
-    server = rt.vertx().createNetServer(so).connectHandler(this::accept).exceptionHandler(this::beforeAccept);
+    server =
+        rt.vertx()
+            .createNetServer(so)
+            .connectHandler(this::accept)
+            .exceptionHandler(this::beforeAccept);
     return server.listen().map(NetServer::actualPort);
   }
 
@@ -78,12 +85,16 @@ final class PeerService {
   private void beforeAccept(Throwable t) {
     boolean tls = config.security().peerTls() && isTls(t);
     rt.metrics().refused(tls ? "tls" : "connection");
-    LOG.warn("refused a peer connection before the round ({}): {}", tls ? "TLS handshake failed" : "connection error", describe(t));
+    LOG.warn(
+        "refused a peer connection before the round ({}): {}",
+        tls ? "TLS handshake failed" : "connection error",
+        describe(t));
   }
 
   static boolean isTls(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof javax.net.ssl.SSLException || c.getClass().getName().contains("NotSslRecordException")
+      if (c instanceof javax.net.ssl.SSLException
+          || c.getClass().getName().contains("NotSslRecordException")
           || c.getClass().getName().contains("DecoderException")) {
         return true;
       }
@@ -108,17 +119,28 @@ final class PeerService {
     String label = String.valueOf(socket.remoteAddress());
     FrameChannel ch = channel(socket);
     AtomicInteger perPeer = activeByPeer.computeIfAbsent(host, h -> new AtomicInteger());
-    if (active.get() >= config.maxSessions() || perPeer.get() >= config.security().maxSessionsPerPeer()) {
+    if (active.get() >= config.maxSessions()
+        || perPeer.get() >= config.security().maxSessionsPerPeer()) {
       rt.metrics().refused("busy");
-      LOG.warn("refusing a round from {}: {} rounds active ({} from this peer)", label, active.get(), perPeer.get());
+      LOG.warn(
+          "refusing a round from {}: {} rounds active ({} from this peer)",
+          label,
+          active.get(),
+          perPeer.get());
       ch.send(
               Envelope.newBuilder()
                   .setFormatVersion(Wire.FORMAT_VERSION)
                   .setRefusal(
                       Refusal.newBuilder()
                           .setCode(Refusal.Code.BUSY)
-                          .setMessage("busy: " + active.get() + " rounds active (max " + config.maxSessions()
-                              + ", " + config.security().maxSessionsPerPeer() + " per peer)"))
+                          .setMessage(
+                              "busy: "
+                                  + active.get()
+                                  + " rounds active (max "
+                                  + config.maxSessions()
+                                  + ", "
+                                  + config.security().maxSessionsPerPeer()
+                                  + " per peer)"))
                   .build())
           .onComplete(v -> ch.close("busy"));
       return;
@@ -127,7 +149,8 @@ final class PeerService {
     perPeer.incrementAndGet();
     ReconcileSession session =
         ReconcileSession.responder(
-            new SessionConfig(config.clusterId(), config.nodeId(), 0, null, rt.limits()), rt.store().sketches());
+            new SessionConfig(config.clusterId(), config.nodeId(), 0, null, rt.limits()),
+            rt.store().sketches());
     new PeerRound(rt, ch, session, label)
         .run()
         .onComplete(
@@ -147,10 +170,11 @@ final class PeerService {
     }
     Future<RoundReport> f = startRound(peer, label, dryRun);
     running.put(label, f);
-    f.onComplete(x -> {
-      running.remove(label, f);
-      lastByPeer.put(label, x.result());
-    });
+    f.onComplete(
+        x -> {
+          running.remove(label, f);
+          lastByPeer.put(label, x.result());
+        });
     return f;
   }
 
@@ -159,7 +183,8 @@ final class PeerService {
       RoundReport busy = new RoundReport();
       busy.peer = label;
       busy.role = "initiator";
-      busy.error = "busy: " + active.get() + " rounds active (max-sessions " + config.maxSessions() + ")";
+      busy.error =
+          "busy: " + active.get() + " rounds active (max-sessions " + config.maxSessions() + ")";
       return Future.succeededFuture(busy);
     }
     active.incrementAndGet();
@@ -177,17 +202,23 @@ final class PeerService {
                   BitSet done = (BitSet) pair[1];
                   int[] parts = remaining(done);
                   SessionConfig sc =
-                      new SessionConfig(config.clusterId(), config.nodeId(), random.nextLong(), parts, rt.limits())
+                      new SessionConfig(
+                              config.clusterId(),
+                              config.nodeId(),
+                              random.nextLong(),
+                              parts,
+                              rt.limits())
                           .withDryRun(dryRun);
                   ReconcileSession session = ReconcileSession.initiator(sc, rt.store().sketches());
                   FrameChannel ch = channel(socket);
                   int resumed = done.cardinality();
                   return new PeerRound(rt, ch, session, label)
                       .run()
-                      .map(rep -> {
-                        rep.resumedFrom = parts == null ? 0 : resumed;
-                        return rep;
-                      });
+                      .map(
+                          rep -> {
+                            rep.resumedFrom = parts == null ? 0 : resumed;
+                            return rep;
+                          });
                 })
             .recover(
                 err -> {

@@ -50,7 +50,8 @@ public final class ReplicaAgent implements AutoCloseable {
   /** The sketch parameters an agent with {@code config} uses. */
   public static SketchParams sketchParams(AgentConfig config, EstimatorFactory estimators) {
     long seed = HashSpec.seedFromSecret(config.hashSeed().getBytes(StandardCharsets.UTF_8));
-    return new SketchParams(HashSpec.xxh3(seed), config.partitionsLog2(), 3, config.ibltMaxLog2(), estimators.params());
+    return new SketchParams(
+        HashSpec.xxh3(seed), config.partitionsLog2(), 3, config.ibltMaxLog2(), estimators.params());
   }
 
   /** Opens the store, rebuilds sketches, listens on both ports and starts the scheduler. */
@@ -58,7 +59,9 @@ public final class ReplicaAgent implements AutoCloseable {
     return start(config, StrataEstimatorFactory.defaults());
   }
 
-  /** As {@link #start(AgentConfig)} with another estimator (tests force estimation errors with it). */
+  /**
+   * As {@link #start(AgentConfig)} with another estimator (tests force estimation errors with it).
+   */
   public static ReplicaAgent start(AgentConfig config, EstimatorFactory given) throws Exception {
     long t0 = System.nanoTime();
     EstimatorFactory estimators = ScaledEstimators.wrap(given, config.estimatorScale());
@@ -68,13 +71,18 @@ public final class ReplicaAgent implements AutoCloseable {
             StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
                 .nodeId(config.nodeId())
                 .tombstoneGrace(config.tombstoneGrace())
-                .clock(offset == 0 ? HybridClock.system() : new HybridClock(() -> System.currentTimeMillis() + offset))
+                .clock(
+                    offset == 0
+                        ? HybridClock.system()
+                        : new HybridClock(() -> System.currentTimeMillis() + offset))
                 .build());
     ReplicaAgent agent = new ReplicaAgent(config, store);
     agent.metrics.lastRebuildMillis.set((System.nanoTime() - t0) / 1_000_000);
     try {
-      agent.peerPort = agent.peers.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      agent.httpPort = agent.api.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      agent.peerPort =
+          agent.peers.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      agent.httpPort =
+          agent.api.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     } catch (Exception e) {
       agent.close();
       Throwable c = e.getCause() == null ? e : e.getCause();
@@ -83,8 +91,14 @@ public final class ReplicaAgent implements AutoCloseable {
     agent.startBackground();
     LOG.info(
         "agent {} of cluster {} up: peer port {}:{}, http {}:{}, {} records, {} peers, repair interval {}",
-        config.nodeId(), config.clusterId(), config.peerListen().host(), agent.peerPort,
-        config.httpListen().host(), agent.httpPort, store.recordCount(), config.peers().size(),
+        config.nodeId(),
+        config.clusterId(),
+        config.peerListen().host(),
+        agent.peerPort,
+        config.httpListen().host(),
+        agent.httpPort,
+        store.recordCount(),
+        config.peers().size(),
         Durations.format(config.repairInterval()));
     return agent;
   }
@@ -102,12 +116,18 @@ public final class ReplicaAgent implements AutoCloseable {
           vertx.setPeriodic(
               purge,
               id ->
-                  vertx.executeBlocking(() -> store.purgeTombstones(System.currentTimeMillis()), false)
-                      .onSuccess(n -> {
-                        if (n > 0) {
-                          LOG.info("purged {} tombstones older than {}", n, Durations.format(config.tombstoneGrace()));
-                        }
-                      })
+                  vertx
+                      .executeBlocking(
+                          () -> store.purgeTombstones(System.currentTimeMillis()), false)
+                      .onSuccess(
+                          n -> {
+                            if (n > 0) {
+                              LOG.info(
+                                  "purged {} tombstones older than {}",
+                                  n,
+                                  Durations.format(config.tombstoneGrace()));
+                            }
+                          })
                       .onFailure(t -> LOG.warn("tombstone purge failed: {}", t.getMessage())));
     }
   }
@@ -118,7 +138,9 @@ public final class ReplicaAgent implements AutoCloseable {
       return;
     }
     double j = config.repairJitter();
-    long delay = Math.max(1, (long) (interval * (1 + j * (2 * ThreadLocalRandom.current().nextDouble() - 1))));
+    long delay =
+        Math.max(
+            1, (long) (interval * (1 + j * (2 * ThreadLocalRandom.current().nextDouble() - 1))));
     vertx.setTimer(delay, id -> repair(peer, false).onComplete(r -> schedule(peer, interval)));
   }
 
@@ -169,7 +191,10 @@ public final class ReplicaAgent implements AutoCloseable {
       vertx.cancelTimer(purgeTimer);
     }
     try {
-      Future.all(peers.close(), api.close()).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      Future.all(peers.close(), api.close())
+          .toCompletionStage()
+          .toCompletableFuture()
+          .get(10, TimeUnit.SECONDS);
     } catch (Exception e) {
       LOG.warn("closing listeners: {}", e.toString());
     }

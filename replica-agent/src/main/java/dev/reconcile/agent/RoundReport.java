@@ -35,8 +35,10 @@ public final class RoundReport {
   public long applied;
   public long stale;
   public long duplicate;
+
   /** Received records refused because their version lies more than max-clock-skew in the future. */
   public long clockSkewRefused;
+
   public final List<Integer> stillDiffering = new ArrayList<>();
   public final List<PartitionOutcome> outcomes = new ArrayList<>();
 
@@ -121,7 +123,7 @@ public final class RoundReport {
         parts.add(
             new JsonObject()
                 .put("partition", o.partition())
-                .put("path", o.path().name().toLowerCase())
+                .put("path", o.path().name().toLowerCase(java.util.Locale.ROOT))
                 .put("estimate", o.estimate())
                 .put("attempts", o.attempts())
                 .put("tableCells", o.finalShape() == null ? 0 : o.finalShape().cells())

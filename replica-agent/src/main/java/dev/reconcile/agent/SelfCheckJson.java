@@ -12,7 +12,11 @@ final class SelfCheckJson {
     JsonArray bad = new JsonArray();
     for (SelfCheck.PartitionCheck p : c.partitions()) {
       if (!p.ok()) {
-        bad.add(new JsonObject().put("partition", p.partition()).put("elements", p.elements()).put("mismatch", p.mismatch()));
+        bad.add(
+            new JsonObject()
+                .put("partition", p.partition())
+                .put("elements", p.elements())
+                .put("mismatch", p.mismatch()));
       }
     }
     return new JsonObject()

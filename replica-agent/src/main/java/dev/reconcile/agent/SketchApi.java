@@ -5,8 +5,8 @@ import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.ElementCursor;
-import dev.reconcile.core.FormatException;
 import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.FormatException;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.LongList;
 import dev.reconcile.core.PartitionSketches;
@@ -32,7 +32,8 @@ import java.util.concurrent.Callable;
  *
  * <ul>
  *   <li>{@code GET /sketch/params}: {@code SketchParams} proto.
- *   <li>{@code GET /sketch/fingerprints}: every partition's fingerprint ({@link Wire#packFingerprints}).
+ *   <li>{@code GET /sketch/fingerprints}: every partition's fingerprint ({@link
+ *       Wire#packFingerprints}).
  *   <li>{@code GET /sketch/estimator?partitions=P,Q,...}: the merged estimator of those partitions
  *       ({@code Estimator} proto).
  *   <li>{@code POST /sketch/estimate?partitions=...}, body an {@code Estimator} proto: JSON {@code
@@ -42,8 +43,9 @@ import java.util.concurrent.Callable;
  *       {"present": true|false}}.
  *   <li>{@code GET /sketch/elements?partition=P}: the partition's elements, unsigned ascending,
  *       packed (buffered per partition: 8 B per element).
- *   <li>{@code POST /sketch/records[?partition=P]}, body packed elements: a {@code RecordBatch} proto
- *       of the current records with those elements (every partition searched when P is absent).
+ *   <li>{@code POST /sketch/records[?partition=P]}, body packed elements: a {@code RecordBatch}
+ *       proto of the current records with those elements (every partition searched when P is
+ *       absent).
  * </ul>
  */
 final class SketchApi {
@@ -59,14 +61,21 @@ final class SketchApi {
 
   /** Adds the routes; call after the authentication handler. */
   void mount(Router r) {
-    r.get("/sketch/params").handler(ctx -> binary(ctx, () -> sketches().params().toProto().toByteArray()));
+    r.get("/sketch/params")
+        .handler(ctx -> binary(ctx, () -> sketches().params().toProto().toByteArray()));
     r.get("/sketch/fingerprints").handler(ctx -> binary(ctx, this::fingerprints));
-    r.get("/sketch/estimator").handler(ctx -> binary(ctx, () -> merged(ctx).toProto().toByteArray()));
-    r.post("/sketch/estimate").handler(BodyHandler.create().setBodyLimit(64L << 20)).handler(this::estimate);
+    r.get("/sketch/estimator")
+        .handler(ctx -> binary(ctx, () -> merged(ctx).toProto().toByteArray()));
+    r.post("/sketch/estimate")
+        .handler(BodyHandler.create().setBodyLimit(64L << 20))
+        .handler(this::estimate);
     r.get("/sketch/iblt").handler(ctx -> binary(ctx, () -> iblt(ctx)));
     r.get("/sketch/contains").handler(this::contains);
-    r.get("/sketch/elements").handler(ctx -> binary(ctx, () -> elements(partition(ctx, "partition"))));
-    r.post("/sketch/records").handler(BodyHandler.create().setBodyLimit(MAX_ELEMENTS_BODY)).handler(this::records);
+    r.get("/sketch/elements")
+        .handler(ctx -> binary(ctx, () -> elements(partition(ctx, "partition"))));
+    r.post("/sketch/records")
+        .handler(BodyHandler.create().setBodyLimit(MAX_ELEMENTS_BODY))
+        .handler(this::records);
   }
 
   private PartitionSketches sketches() {
@@ -102,45 +111,54 @@ final class SketchApi {
 
   private void estimate(RoutingContext ctx) {
     Buffer body = ctx.body().buffer();
-    run(ctx, () -> {
-      Estimator remote;
-      try {
-        remote = Estimator.parseFrom(body == null ? new byte[0] : body.getBytes());
-      } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-        throw new IllegalArgumentException("body is not an Estimator message: " + e.getMessage());
-      }
-      try {
-        return new JsonObject().put("estimate", merged(ctx).estimate(remote));
-      } catch (FormatException e) {
-        throw new IllegalArgumentException("estimator: " + e.getMessage());
-      }
-    });
+    run(
+        ctx,
+        () -> {
+          Estimator remote;
+          try {
+            remote = Estimator.parseFrom(body == null ? new byte[0] : body.getBytes());
+          } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException(
+                "body is not an Estimator message: " + e.getMessage());
+          }
+          try {
+            return new JsonObject().put("estimate", merged(ctx).estimate(remote));
+          } catch (FormatException e) {
+            throw new IllegalArgumentException("estimator: " + e.getMessage());
+          }
+        });
   }
 
   private byte[] iblt(RoutingContext ctx) {
     int p = partition(ctx, "partition");
-    IbltShape shape = new IbltShape(sketches().params().ibltHashCount(), intParam(ctx, "base"), intParam(ctx, "log2"));
+    IbltShape shape =
+        new IbltShape(
+            sketches().params().ibltHashCount(), intParam(ctx, "base"), intParam(ctx, "log2"));
     if (!sketches().params().allows(shape)) {
-      throw new IllegalArgumentException("shape " + shape + " cannot be folded from the maintained tables");
+      throw new IllegalArgumentException(
+          "shape " + shape + " cannot be folded from the maintained tables");
     }
     return Wire.toProto(sketches().iblt(p, shape)).toByteArray();
   }
 
   private void contains(RoutingContext ctx) {
-    run(ctx, () -> {
-      int p = partition(ctx, "partition");
-      String e = ctx.request().getParam("element");
-      if (e == null) {
-        throw new IllegalArgumentException("element=E (unsigned decimal) is required");
-      }
-      long x;
-      try {
-        x = Long.parseUnsignedLong(e);
-      } catch (NumberFormatException ex) {
-        throw new IllegalArgumentException("element '" + e + "' is not an unsigned 64-bit decimal");
-      }
-      return new JsonObject().put("present", sketches().contains(p, x));
-    });
+    run(
+        ctx,
+        () -> {
+          int p = partition(ctx, "partition");
+          String e = ctx.request().getParam("element");
+          if (e == null) {
+            throw new IllegalArgumentException("element=E (unsigned decimal) is required");
+          }
+          long x;
+          try {
+            x = Long.parseUnsignedLong(e);
+          } catch (NumberFormatException ex) {
+            throw new IllegalArgumentException(
+                "element '" + e + "' is not an unsigned 64-bit decimal");
+          }
+          return new JsonObject().put("present", sketches().contains(p, x));
+        });
   }
 
   private byte[] elements(int p) {
@@ -159,24 +177,28 @@ final class SketchApi {
 
   private void records(RoutingContext ctx) {
     Buffer body = ctx.body().buffer();
-    binary(ctx, () -> {
-      byte[] b = body == null ? new byte[0] : body.getBytes();
-      if (b.length % 8 != 0) {
-        throw new IllegalArgumentException("body of " + b.length + " bytes is not packed 8-byte elements");
-      }
-      long[] elements = Wire.unpackLongsUnchecked(com.google.protobuf.ByteString.copyFrom(b));
-      Arrays.sort(elements);
-      String one = ctx.request().getParam("partition");
-      List<Record> out = new ArrayList<>();
-      if (one != null) {
-        out.addAll(store.recordsFor(partition(ctx, "partition"), elements));
-      } else {
-        for (int p = 0; p < sketches().params().partitions(); p++) {
-          out.addAll(store.recordsFor(p, elements));
-        }
-      }
-      return BatchCodec.batch(one == null ? -1 : partition(ctx, "partition"), 0, out).toByteArray();
-    });
+    binary(
+        ctx,
+        () -> {
+          byte[] b = body == null ? new byte[0] : body.getBytes();
+          if (b.length % 8 != 0) {
+            throw new IllegalArgumentException(
+                "body of " + b.length + " bytes is not packed 8-byte elements");
+          }
+          long[] elements = Wire.unpackLongsUnchecked(com.google.protobuf.ByteString.copyFrom(b));
+          Arrays.sort(elements);
+          String one = ctx.request().getParam("partition");
+          List<Record> out = new ArrayList<>();
+          if (one != null) {
+            out.addAll(store.recordsFor(partition(ctx, "partition"), elements));
+          } else {
+            for (int p = 0; p < sketches().params().partitions(); p++) {
+              out.addAll(store.recordsFor(p, elements));
+            }
+          }
+          return BatchCodec.batch(one == null ? -1 : partition(ctx, "partition"), 0, out)
+              .toByteArray();
+        });
   }
 
   // ------------------------------------------------------------------------------------ helpers
@@ -213,19 +235,29 @@ final class SketchApi {
   }
 
   private void binary(RoutingContext ctx, Callable<byte[]> body) {
-    vertx.executeBlocking(body, false)
-        .onSuccess(b -> ctx.response().putHeader("content-type", "application/octet-stream").end(Buffer.buffer(b)))
+    vertx
+        .executeBlocking(body, false)
+        .onSuccess(
+            b ->
+                ctx.response()
+                    .putHeader("content-type", "application/octet-stream")
+                    .end(Buffer.buffer(b)))
         .onFailure(t -> fail(ctx, t));
   }
 
   private void run(RoutingContext ctx, Callable<JsonObject> body) {
-    vertx.executeBlocking(body, false)
-        .onSuccess(j -> ctx.response().putHeader("content-type", "application/json").end(j.encode()))
+    vertx
+        .executeBlocking(body, false)
+        .onSuccess(
+            j -> ctx.response().putHeader("content-type", "application/json").end(j.encode()))
         .onFailure(t -> fail(ctx, t));
   }
 
   private static void fail(RoutingContext ctx, Throwable t) {
     int status = t instanceof IllegalArgumentException ? 400 : 500;
-    ctx.response().setStatusCode(status).putHeader("content-type", "application/json").end(AdminApi.error(String.valueOf(t.getMessage())).encode());
+    ctx.response()
+        .setStatusCode(status)
+        .putHeader("content-type", "application/json")
+        .end(AdminApi.error(String.valueOf(t.getMessage())).encode());
   }
 }

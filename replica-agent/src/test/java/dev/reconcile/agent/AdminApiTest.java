@@ -33,17 +33,28 @@ class AdminApiTest {
     cluster.close();
   }
 
-  HttpResponse<byte[]> call(ReplicaAgent agent, String method, String path, byte[] body) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.httpPort() + path));
-    b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+  HttpResponse<byte[]> call(ReplicaAgent agent, String method, String path, byte[] body)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.httpPort() + path));
+    b.method(
+        method,
+        body == null
+            ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofByteArray(body));
     return http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
   }
 
   /** A request the JDK client refuses to send (malformed escapes), over a plain socket. */
   static String rawStatusLine(ReplicaAgent agent, String requestLine) throws Exception {
     try (java.net.Socket s = new java.net.Socket("127.0.0.1", agent.httpPort())) {
-      s.getOutputStream().write((requestLine + "\r\nHost: x\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-      return new java.io.BufferedReader(new java.io.InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+      s.getOutputStream()
+          .write(
+              (requestLine + "\r\nHost: x\r\nConnection: close\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      return new java.io.BufferedReader(
+              new java.io.InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
+          .readLine();
     }
   }
 
@@ -55,19 +66,23 @@ class AdminApiTest {
   void putGetDeleteWithVersions() throws Exception {
     var put = call(a, "PUT", "/kv/user%2F1", "alice".getBytes(StandardCharsets.UTF_8));
     assertThat(put.statusCode()).isEqualTo(204);
-    long v1 = Long.parseUnsignedLong(put.headers().firstValue(AdminApi.VERSION_HEADER).orElseThrow());
+    long v1 =
+        Long.parseUnsignedLong(put.headers().firstValue(AdminApi.VERSION_HEADER).orElseThrow());
     var get = call(a, "GET", "/kv/user%2F1", null);
     assertThat(get.statusCode()).isEqualTo(200);
     assertThat(text(get)).isEqualTo("alice");
-    assertThat(get.headers().firstValue(AdminApi.VERSION_HEADER)).contains(Long.toUnsignedString(v1));
+    assertThat(get.headers().firstValue(AdminApi.VERSION_HEADER))
+        .contains(Long.toUnsignedString(v1));
     var put2 = call(a, "PUT", "/kv/user%2F1", "bob".getBytes(StandardCharsets.UTF_8));
-    long v2 = Long.parseUnsignedLong(put2.headers().firstValue(AdminApi.VERSION_HEADER).orElseThrow());
+    long v2 =
+        Long.parseUnsignedLong(put2.headers().firstValue(AdminApi.VERSION_HEADER).orElseThrow());
     assertThat(Long.compareUnsigned(v2, v1)).isPositive();
     assertThat(call(a, "DELETE", "/kv/user%2F1", null).statusCode()).isEqualTo(204);
     assertThat(call(a, "GET", "/kv/user%2F1", null).statusCode()).isEqualTo(404);
     assertThat(call(a, "GET", "/kv/never", null).statusCode()).isEqualTo(404);
     // The delete is a tombstone in the store, not an absence.
-    assertThat(a.store().get("user/1".getBytes(StandardCharsets.UTF_8)).orElseThrow().tombstone()).isTrue();
+    assertThat(a.store().get("user/1".getBytes(StandardCharsets.UTF_8)).orElseThrow().tombstone())
+        .isTrue();
   }
 
   @Test
@@ -77,7 +92,8 @@ class AdminApiTest {
     assertThat(a.store().get(key)).isPresent();
     assertThat(call(a, "GET", "/kv/" + KeyCodec.encode(key), null).body()).containsExactly(1, 2, 3);
     assertThat(rawStatusLine(a, "GET /kv/%zz HTTP/1.1")).contains(" 400 ");
-    assertThat(call(a, "PUT", "/kv/caf%C3%A9", "x".getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(204);
+    assertThat(call(a, "PUT", "/kv/caf%C3%A9", "x".getBytes(StandardCharsets.UTF_8)).statusCode())
+        .isEqualTo(204);
     assertThat(call(a, "GET", "/kv/caf%C3%A9", null).statusCode()).isEqualTo(200);
   }
 
@@ -100,7 +116,8 @@ class AdminApiTest {
   @Test
   void healthStatusMetricsSelfCheck() throws Exception {
     call(a, "PUT", "/kv/x", "1".getBytes(StandardCharsets.UTF_8));
-    assertThat(new JsonObject(text(call(a, "GET", "/health", null))).getString("status")).isEqualTo("ok");
+    assertThat(new JsonObject(text(call(a, "GET", "/health", null))).getString("status"))
+        .isEqualTo("ok");
     JsonObject status = new JsonObject(text(call(a, "GET", "/status", null)));
     assertThat(status.getString("nodeId")).isEqualTo("a");
     assertThat(status.getLong("records")).isEqualTo(1);
@@ -109,14 +126,18 @@ class AdminApiTest {
     assertThat(self.statusCode()).isEqualTo(200);
     assertThat(new JsonObject(text(self)).getBoolean("ok")).isTrue();
     String metrics = text(call(a, "GET", "/metrics", null));
-    assertThat(metrics).contains("reconcile_rounds_total").contains("reconcile_round_duration_seconds").contains("reconcile_sketch_rebuild_millis");
+    assertThat(metrics)
+        .contains("reconcile_rounds_total")
+        .contains("reconcile_round_duration_seconds")
+        .contains("reconcile_sketch_rebuild_millis");
   }
 
   @Test
   void repairEndpointRunsARoundAndReportsIt() throws Exception {
     ReplicaAgent b = cluster.start("b", Map.of());
     for (int i = 0; i < 50; i++) {
-      a.store().put(("k" + i).getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
+      a.store()
+          .put(("k" + i).getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8));
     }
     var dry = call(a, "POST", "/repair?peer=127.0.0.1:" + b.peerPort() + "&dryRun=true", null);
     assertThat(dry.statusCode()).as(text(dry)).isEqualTo(200);

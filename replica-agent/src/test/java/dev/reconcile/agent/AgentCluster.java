@@ -22,7 +22,9 @@ public final class AgentCluster implements AutoCloseable {
     this.dir = dir;
   }
 
-  /** Loopback ports picked by the OS, on-demand rounds only, small sketches, a 10 s idle timeout. */
+  /**
+   * Loopback ports picked by the OS, on-demand rounds only, small sketches, a 10 s idle timeout.
+   */
   public static Map<String, String> baseConfig(String node, Path dir) {
     Map<String, String> m = new HashMap<>();
     m.put("node-id", node);
@@ -43,7 +45,8 @@ public final class AgentCluster implements AutoCloseable {
     return start(node, overrides, null);
   }
 
-  ReplicaAgent start(String node, Map<String, String> overrides, EstimatorFactory estimators) throws Exception {
+  ReplicaAgent start(String node, Map<String, String> overrides, EstimatorFactory estimators)
+      throws Exception {
     Map<String, String> m = baseConfig(node, dir);
     m.putAll(overrides);
     AgentConfig c = AgentConfig.fromMap(m);
@@ -61,7 +64,10 @@ public final class AgentCluster implements AutoCloseable {
   }
 
   static RoundReport repair(ReplicaAgent from, ReplicaAgent to, boolean dryRun) throws Exception {
-    return from.repair(peerOf(to), dryRun).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    return from.repair(peerOf(to), dryRun)
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(60, TimeUnit.SECONDS);
   }
 
   /** Every record (tombstones included), by key, as a comparable map. */
@@ -71,7 +77,11 @@ public final class AgentCluster implements AutoCloseable {
         (Record r) ->
             m.put(
                 KeyCodec.encode(r.key()),
-                (r.tombstone() ? "DEL" : KeyCodec.encode(r.value())) + "@" + Long.toUnsignedString(r.version()) + "/" + r.origin()));
+                (r.tombstone() ? "DEL" : KeyCodec.encode(r.value()))
+                    + "@"
+                    + Long.toUnsignedString(r.version())
+                    + "/"
+                    + r.origin()));
     return m;
   }
 
@@ -81,7 +91,8 @@ public final class AgentCluster implements AutoCloseable {
     for (ReplicaAgent a : as) {
       assertThat(contents(a.store())).as("records of %s", a.config().nodeId()).isEqualTo(first);
       for (int i = 0; i < p; i++) {
-        assertThat(a.store().sketches().fingerprint(i)).isEqualTo(as[0].store().sketches().fingerprint(i));
+        assertThat(a.store().sketches().fingerprint(i))
+            .isEqualTo(as[0].store().sketches().fingerprint(i));
       }
     }
   }

@@ -32,7 +32,9 @@ class AgentConfigTest {
   @Test
   void fileThenFlags() throws Exception {
     Path f = dir.resolve("agent.yaml");
-    Files.writeString(f, "node-id: a\npeers: [127.0.0.1:7410, \"127.0.0.1:7420\"]\nrepair-interval: 5m\nbatch-bytes: 512KiB\n");
+    Files.writeString(
+        f,
+        "node-id: a\npeers: [127.0.0.1:7410, \"127.0.0.1:7420\"]\nrepair-interval: 5m\nbatch-bytes: 512KiB\n");
     AgentConfig c = AgentConfig.load(f, Map.of("repair-interval", "0"));
     assertThat(c.peers()).extracting(HostPort::port).containsExactly(7410, 7420);
     assertThat(c.repairInterval()).isZero();
@@ -46,7 +48,8 @@ class AgentConfigTest {
   void unknownKeysAndBadValuesStopStartUpNamingTheKey() throws Exception {
     Map<String, String> m = min();
     m.put("repair-intervall", "5s");
-    assertThatThrownBy(() -> AgentConfig.fromMap(m)).hasMessageContaining("unknown config key 'repair-intervall'");
+    assertThatThrownBy(() -> AgentConfig.fromMap(m))
+        .hasMessageContaining("unknown config key 'repair-intervall'");
     assertBad("repair-interval", "soon", "repair-interval: 'soon' is not a duration");
     assertBad("repair-interval", "5", "needs a unit");
     assertBad("peers", "localhost", "peers: 'localhost' is not HOST:PORT");
@@ -59,8 +62,10 @@ class AgentConfigTest {
     assertBad("tls-cert", "/x.pem", "must be given together");
     Path bad = dir.resolve("bad.yaml");
     Files.writeString(bad, "node-id: [a\n");
-    assertThatThrownBy(() -> AgentConfig.load(bad, Map.of())).hasMessageContaining("is not valid YAML/JSON");
-    assertThatThrownBy(() -> AgentConfig.load(dir.resolve("missing.yaml"), Map.of())).hasMessageContaining("does not exist");
+    assertThatThrownBy(() -> AgentConfig.load(bad, Map.of()))
+        .hasMessageContaining("is not valid YAML/JSON");
+    assertThatThrownBy(() -> AgentConfig.load(dir.resolve("missing.yaml"), Map.of()))
+        .hasMessageContaining("does not exist");
   }
 
   @Test
@@ -77,6 +82,8 @@ class AgentConfigTest {
   private static void assertBad(String key, String value, String message) {
     Map<String, String> m = min();
     m.put(key, value);
-    assertThatThrownBy(() -> AgentConfig.fromMap(m)).as(key + "=" + value).hasMessageContaining(message);
+    assertThatThrownBy(() -> AgentConfig.fromMap(m))
+        .as(key + "=" + value)
+        .hasMessageContaining(message);
   }
 }

@@ -176,7 +176,8 @@ class ConvergenceTest {
   @Test
   void differenceBeyondTheLargestTableFallsBackAgainstRealAgents() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
-      Map<String, String> small = Map.of("iblt-max-log2", "8"); // 768 cells: too few for ~750 per partition
+      Map<String, String> small =
+          Map.of("iblt-max-log2", "8"); // 768 cells: too few for ~750 per partition
       var low = ExactEstimator.factory(0.001);
       ReplicaAgent a = c.start("a", small, low);
       ReplicaAgent b = c.start("b", small, low);
@@ -194,7 +195,8 @@ class ConvergenceTest {
   void interruptedRoundResumesAndLosesNothing() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
       // Slow stream: ~20 records per 100 ms batch so the responder can be stopped mid-stream.
-      ReplicaAgent a = c.start("a", Map.of("batch-records", "50", "rate-limit", "32KiB", "idle-timeout", "2s"));
+      ReplicaAgent a =
+          c.start("a", Map.of("batch-records", "50", "rate-limit", "32KiB", "idle-timeout", "2s"));
       ReplicaAgent b = c.start("b", Map.of());
       load(a, "k", 0, 4000);
       var round = a.repair(AgentCluster.peerOf(b), false);
@@ -207,7 +209,8 @@ class ConvergenceTest {
       int partial = contents(a.store()).size();
       assertThat(partial).isEqualTo(4000);
       // Same address: progress is kept per peer address.
-      ReplicaAgent b2 = c.start("b", Map.of("data", bData.toString(), "peer-listen", "127.0.0.1:" + bPort));
+      ReplicaAgent b2 =
+          c.start("b", Map.of("data", bData.toString(), "peer-listen", "127.0.0.1:" + bPort));
       int before = contents(b2.store()).size();
       assertThat(before).as("some records arrived before the stop").isBetween(1, 3999);
       RoundReport resumed = repair(a, b2);

@@ -28,45 +28,46 @@ import java.nio.ByteBuffer;
  *                                                       P(s = L - 1) = 2^-(L-1)
  * </pre>
  *
- * so stratum {@code i} samples about {@code 2^-(i+1)} of any set. Every stratum is linear, hence so is
- * the estimator: {@code E(A) - E(B) = E(A \ B) - E(B \ A)}, and stratum {@code i} of the subtracted
- * estimator holds only the {@code ~d / 2^(i+1)} differing elements that hashed there, whatever
- * {@code |A|} and {@code |B|}. Decoding peels the strata from the top down, summing the elements
- * recovered; the first stratum {@code i} that fails to peel ends it with the paper's rule
+ * so stratum {@code i} samples about {@code 2^-(i+1)} of any set. Every stratum is linear, hence so
+ * is the estimator: {@code E(A) - E(B) = E(A \ B) - E(B \ A)}, and stratum {@code i} of the
+ * subtracted estimator holds only the {@code ~d / 2^(i+1)} differing elements that hashed there,
+ * whatever {@code |A|} and {@code |B|}. Decoding peels the strata from the top down, summing the
+ * elements recovered; the first stratum {@code i} that fails to peel ends it with the paper's rule
  *
  * <pre>
  *   estimate = 2^(i+1) * (elements decoded in strata > i)
  * </pre>
  *
- * (together the strata above {@code i} sample {@code 2^-(i+1)} of the difference). When every stratum
- * peels the count is exact, which is the common case for small {@code d} (a difference of 1 always
- * decodes; with the defaults every {@code d <= 100} measured was exact). When even the top stratum
- * fails the difference is beyond the estimator's range ({@code >> 2^(L-1) c}) and the estimate
- * saturates at {@code min(c * 2^L, 2^48)}. For large {@code d} the count {@code m} above the failed
- * stratum is about one stratum's peeling capacity, so the relative error is about {@code 1/sqrt(m)}:
- * measured with the defaults, estimate/d has median 0.97..1.00, p99 <= 1.23 and p1 >= 0.79 for d in
- * [10^3, 10^5]. No correction factor is applied: the median bias (0 to -3 %) is small beside the
- * spread and is covered by {@link #sizingFactor()} (1.35: {@code estimate * 1.35 >= d} in >= 99.8 %
- * of trials). Numbers and method: {@code docs/estimator.md}.
+ * (together the strata above {@code i} sample {@code 2^-(i+1)} of the difference). When every
+ * stratum peels the count is exact, which is the common case for small {@code d} (a difference of 1
+ * always decodes; with the defaults every {@code d <= 100} measured was exact). When even the top
+ * stratum fails the difference is beyond the estimator's range ({@code >> 2^(L-1) c}) and the
+ * estimate saturates at {@code min(c * 2^L, 2^48)}. For large {@code d} the count {@code m} above
+ * the failed stratum is about one stratum's peeling capacity, so the relative error is about {@code
+ * 1/sqrt(m)}: measured with the defaults, estimate/d has median 0.97..1.00, p99 <= 1.23 and p1 >=
+ * 0.79 for d in [10^3, 10^5]. No correction factor is applied: the median bias (0 to -3 %) is small
+ * beside the spread and is covered by {@link #sizingFactor()} (1.35: {@code estimate * 1.35 >= d}
+ * in >= 99.8 % of trials). Numbers and method: {@code docs/estimator.md}.
  *
  * <h2>Memory layout</h2>
  *
  * One {@link Iblt} per stratum with {@link CellLayout#NARROW} cells (parallel {@code int} count,
- * {@code long} key sum masked to 32 bits, {@code int} check sum masked to 16 bits: 16 bytes per cell
- * in memory, {@code 16 * L * c} = 36 KiB for the defaults, plus headers). An add costs one stratum
- * hash plus the stratum table's {@code k + 1} hashes and {@code k} cell updates; nothing allocates.
+ * {@code long} key sum masked to 32 bits, {@code int} check sum masked to 16 bits: 16 bytes per
+ * cell in memory, {@code 16 * L * c} = 36 KiB for the defaults, plus headers). An add costs one
+ * stratum hash plus the stratum table's {@code k + 1} hashes and {@code k} cell updates; nothing
+ * allocates.
  *
  * <h2>Wire layout</h2>
  *
  * Protobuf {@code reconcile.v1.Estimator}: {@code format_version = 1}, {@code hash_id}, {@code
  * seed_fingerprint}, {@code params {kind = 1, strata = L, cells_per_stratum = c, hash_count = k}},
  * {@code layout {1, 4, 2}} and {@code cells}: {@code L * c * 7} bytes, stratum-major (stratum 0
- * first), each stratum as {@link Iblt#writeCells} writes it (per cell: count mod 256, low 32 bits of
- * the key sum little-endian, 16-bit check sum little-endian). The defaults (18 strata x 128 cells, 4
- * hashes) are 16 128 cell bytes and 16 159 bytes in all, under the 16 KiB budget. A remote estimator
- * is validated field by field (format version, kind, hash id, seed fingerprint, parameters, layout,
- * exact byte length) before anything is allocated; its shape always comes from the local parameters,
- * never from its claims.
+ * first), each stratum as {@link Iblt#writeCells} writes it (per cell: count mod 256, low 32 bits
+ * of the key sum little-endian, 16-bit check sum little-endian). The defaults (18 strata x 128
+ * cells, 4 hashes) are 16 128 cell bytes and 16 159 bytes in all, under the 16 KiB budget. A remote
+ * estimator is validated field by field (format version, kind, hash id, seed fingerprint,
+ * parameters, layout, exact byte length) before anything is allocated; its shape always comes from
+ * the local parameters, never from its claims.
  *
  * <p>References: [1] D. Eppstein, M. T. Goodrich, F. Uyeda, G. Varghese, "What's the Difference?
  * Efficient Set Reconciliation without Prior Context", SIGCOMM 2011. [2] M. T. Goodrich, M.
@@ -78,8 +79,10 @@ import java.nio.ByteBuffer;
 public final class StrataEstimator implements DifferenceEstimator {
   /** {@code EstimatorParams.kind} of the strata estimator. */
   static final int KIND = 1;
+
   /** Format version of the serialized estimator. */
   static final int FORMAT_VERSION = Wire.SKETCH_VERSION;
+
   /** Ceiling of any estimate (keeps callers' arithmetic on it far from overflow). */
   static final long MAX_ESTIMATE = 1L << 48;
 
@@ -143,7 +146,8 @@ public final class StrataEstimator implements DifferenceEstimator {
   @Override
   public void merge(DifferenceEstimator other) {
     if (!(other instanceof StrataEstimator s)) {
-      throw new IllegalArgumentException("cannot merge " + other.getClass().getSimpleName() + " into a strata estimator");
+      throw new IllegalArgumentException(
+          "cannot merge " + other.getClass().getSimpleName() + " into a strata estimator");
     }
     add(s);
   }
@@ -303,7 +307,11 @@ public final class StrataEstimator implements DifferenceEstimator {
     CellLayoutProto narrow = Wire.toProto(CellLayout.NARROW);
     if (!l.equals(narrow)) {
       throw new FormatException(
-          "estimator cell layout {" + describe(l) + "}, this peer reads {" + describe(narrow) + "}");
+          "estimator cell layout {"
+              + describe(l)
+              + "}, this peer reads {"
+              + describe(narrow)
+              + "}");
     }
     long want = cellBytes();
     int got = remote.getCells().size();

@@ -8,25 +8,30 @@ import dev.reconcile.core.wire.EstimatorParams;
 /**
  * Makes empty {@link StrataEstimator}s of one validated parameter set.
  *
- * <p>{@link #defaults()} is the measured production choice (see {@code docs/estimator.md}): 18 strata
- * of 128 cells, 4 hashes, 16 159 bytes on the wire. {@link #of} accepts any valid parameters; its
- * {@link #sizingFactor()} is the measured one for the parameter sets of the measurement table and a
- * conservative {@value #UNMEASURED_SIZING_FACTOR} otherwise.
+ * <p>{@link #defaults()} is the measured production choice (see {@code docs/estimator.md}): 18
+ * strata of 128 cells, 4 hashes, 16 159 bytes on the wire. {@link #of} accepts any valid
+ * parameters; its {@link #sizingFactor()} is the measured one for the parameter sets of the
+ * measurement table and a conservative {@value #UNMEASURED_SIZING_FACTOR} otherwise.
  */
 public final class StrataEstimatorFactory implements EstimatorFactory {
   static final int DEFAULT_STRATA = 18;
   static final int DEFAULT_CELLS_PER_STRATUM = 128;
   static final int DEFAULT_HASH_COUNT = 4;
   static final int MAX_STRATA = 64;
-  /** Cap on {@code strata * cells_per_stratum} (28 MiB on the wire), a sanity bound on configuration. */
+
+  /**
+   * Cap on {@code strata * cells_per_stratum} (28 MiB on the wire), a sanity bound on
+   * configuration.
+   */
   static final long MAX_TOTAL_CELLS = 1L << 22;
+
   /** Sizing factor of parameter sets that were not measured. */
   static final double UNMEASURED_SIZING_FACTOR = 2.0;
 
   /**
    * Measured sizing factors: {strata, cells per stratum, hash count, factor}. Each factor makes a
-   * first IBLT of {@code Sizing.cellsFor(ceil(estimate * f))} cells decode in at least 99 % of trials
-   * for every d in {1, 10, ..., 10^5} (docs/estimator.md, "Sizing factor").
+   * first IBLT of {@code Sizing.cellsFor(ceil(estimate * f))} cells decode in at least 99 % of
+   * trials for every d in {1, 10, ..., 10^5} (docs/estimator.md, "Sizing factor").
    */
   private static final double[][] MEASURED = {
     {18, 128, 4, 1.35},
@@ -78,7 +83,13 @@ public final class StrataEstimatorFactory implements EstimatorFactory {
     long k = Integer.toUnsignedLong(params.getHashCount());
     if (k < IbltShape.MIN_HASHES || k > IbltShape.MAX_HASHES) {
       throw new IllegalArgumentException(
-          "hash count " + k + " outside [" + IbltShape.MIN_HASHES + ", " + IbltShape.MAX_HASHES + "]");
+          "hash count "
+              + k
+              + " outside ["
+              + IbltShape.MIN_HASHES
+              + ", "
+              + IbltShape.MAX_HASHES
+              + "]");
     }
     long cells = Integer.toUnsignedLong(params.getCellsPerStratum());
     IbltShape shape = shapeOf((int) k, cells);
@@ -107,7 +118,8 @@ public final class StrataEstimatorFactory implements EstimatorFactory {
             .setCellsPerStratum((int) cells)
             .setHashCount((int) k)
             .build();
-    return new StrataEstimatorFactory(clean, shape, measuredFactor((int) strata, (int) cells, (int) k));
+    return new StrataEstimatorFactory(
+        clean, shape, measuredFactor((int) strata, (int) cells, (int) k));
   }
 
   /** The shape {@code (k, base, log2)} with {@code k * (base << log2) == cells}, or null. */

@@ -34,7 +34,8 @@ final class DifferenceTrial {
 
   /** {@code d} distinct random elements, each on side A or B with probability 1/2. */
   static DifferenceTrial of(long seed, int d) {
-    // Mixed, not seed * constant: SplittableRandom seeds that differ by its gamma give shifted streams.
+    // Mixed, not seed * constant: SplittableRandom seeds that differ by its gamma give shifted
+    // streams.
     SplittableRandom r =
         new SplittableRandom(new SplittableRandom(seed).nextLong() ^ (d * 0xC2B2_AE3D_27D4_EB4FL));
     int na = 0;

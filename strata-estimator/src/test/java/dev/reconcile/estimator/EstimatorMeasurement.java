@@ -37,11 +37,13 @@ final class EstimatorMeasurement {
   public static void main(String[] args) {
     double scale = args.length > 0 ? Double.parseDouble(args[0]) : 1;
     String only = args.length > 1 ? args[1] : null;
-    System.out.println("| strata x cells, k | wire B | d | trials | median | p95 | p99 | p1 | 1/p1 | saturated |");
+    System.out.println(
+        "| strata x cells, k | wire B | d | trials | median | p95 | p99 | p1 | 1/p1 | saturated |");
     System.out.println("|---|---|---|---|---|---|---|---|---|---|");
     for (int[] c : CANDIDATES) {
       String name = c[0] + " x " + c[1] + ", " + c[2];
-      if (only != null && !(" " + only + " ").contains(" " + c[0] + "x" + c[1] + "k" + c[2] + " ")) {
+      if (only != null
+          && !(" " + only + " ").contains(" " + c[0] + "x" + c[1] + "k" + c[2] + " ")) {
         continue;
       }
       StrataEstimatorFactory f =
@@ -59,13 +61,12 @@ final class EstimatorMeasurement {
             (int)
                 Math.max(
                     10,
-                    scale
-                        * (d <= 10_000 ? 1000 : d == 100_000 ? 300 : d == 1_000_000 ? 40 : 10));
+                    scale * (d <= 10_000 ? 1000 : d == 100_000 ? 300 : d == 1_000_000 ? 40 : 10));
         double[] r = new double[trials];
         int sat = 0;
         for (int t = 0; t < trials; t++) {
           long e = DifferenceTrial.of(t, d).estimate(f, empty);
-          if (e >= (long) f.shape().cells() << f.strata() || e >= StrataEstimator.MAX_ESTIMATE) {
+          if (e >= f.shape().cells() << f.strata() || e >= StrataEstimator.MAX_ESTIMATE) {
             sat++;
           }
           r[t] = (double) e / d;
@@ -75,8 +76,16 @@ final class EstimatorMeasurement {
             String.format(
                 Locale.ROOT,
                 "| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %d |",
-                name, wire, d, trials, q(r, 0.5), q(r, 0.95), q(r, 0.99), q(r, 0.01),
-                1 / q(r, 0.01), sat));
+                name,
+                wire,
+                d,
+                trials,
+                q(r, 0.5),
+                q(r, 0.95),
+                q(r, 0.99),
+                q(r, 0.01),
+                1 / q(r, 0.01),
+                sat));
       }
     }
   }

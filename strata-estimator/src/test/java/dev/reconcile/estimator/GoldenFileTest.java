@@ -15,9 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Golden serialized estimators, one per format version ({@code src/test/resources/golden/}). A golden
- * file is never regenerated for an existing format version: a change that alters its bytes is a
- * format change and gets a new version (and a new golden file beside the old one).
+ * Golden serialized estimators, one per format version ({@code src/test/resources/golden/}). A
+ * golden file is never regenerated for an existing format version: a change that alters its bytes
+ * is a format change and gets a new version (and a new golden file beside the old one).
  *
  * <p>{@code estimator-v1.bin}: {@link StrataEstimatorFactory#defaults()}, hash seed 42, the first
  * 1000 {@code nextLong()}s of {@code SplittableRandom(42)}. {@code estimator-v1.properties} records
@@ -68,7 +68,8 @@ class GoldenFileTest {
     Files.createDirectories(dir);
     StrataEstimator e = goldenV1Input();
     byte[] bytes = e.toProto().toByteArray();
-    long estimate = StrataEstimatorFactory.defaults().create(HashSpec.xxh3(42)).estimate(e.toProto());
+    long estimate =
+        StrataEstimatorFactory.defaults().create(HashSpec.xxh3(42)).estimate(e.toProto());
     Files.write(dir.resolve("estimator-v1.bin"), bytes);
     Files.writeString(
         dir.resolve("estimator-v1.properties"),

@@ -53,8 +53,12 @@ class HostileInputTest {
 
   @Test
   void wrongFormatVersion() {
-    refused(valid().toBuilder().setFormatVersion(2).build(), "estimator format version 2, this peer reads 1");
-    refused(valid().toBuilder().setFormatVersion(0).build(), "estimator format version 0, this peer reads 1");
+    refused(
+        valid().toBuilder().setFormatVersion(2).build(),
+        "estimator format version 2, this peer reads 1");
+    refused(
+        valid().toBuilder().setFormatVersion(0).build(),
+        "estimator format version 0, this peer reads 1");
     refused(valid().toBuilder().setFormatVersion(-1).build(), "format version 4294967295");
   }
 
@@ -69,7 +73,8 @@ class HostileInputTest {
 
   @Test
   void wrongHashId() {
-    refused(valid().toBuilder().setHashId(2).build(), "estimator hash id 2, this peer uses hash id 1");
+    refused(
+        valid().toBuilder().setHashId(2).build(), "estimator hash id 2, this peer uses hash id 1");
   }
 
   @Test
@@ -85,7 +90,8 @@ class HostileInputTest {
   @Test
   void mismatchedParamsClaimsAllocateNothing() {
     Estimator e = valid();
-    // strata = 2^30 with matching cell bytes claimed would need 2^30 * 128 * 7 bytes: refused on the
+    // strata = 2^30 with matching cell bytes claimed would need 2^30 * 128 * 7 bytes: refused on
+    // the
     // claim itself, before any allocation (the local parameters define the shape).
     refused(
         e.toBuilder().setParams(e.getParams().toBuilder().setStrata(1 << 30)).build(),
@@ -110,7 +116,8 @@ class HostileInputTest {
     Estimator e = valid();
     refused(
         e.toBuilder()
-            .setLayout(CellLayoutProto.newBuilder().setCountBytes(2).setKeyBytes(8).setCheckBytes(4))
+            .setLayout(
+                CellLayoutProto.newBuilder().setCountBytes(2).setKeyBytes(8).setCheckBytes(4))
             .build(),
         "estimator cell layout {count_bytes=2, key_bytes=8, check_bytes=4}",
         "this peer reads {count_bytes=1, key_bytes=4, check_bytes=2}");
@@ -125,12 +132,14 @@ class HostileInputTest {
         e.toBuilder().setCells(cells.substring(0, CELL_BYTES - 1)).build(),
         "expected " + CELL_BYTES + " bytes",
         "got " + (CELL_BYTES - 1));
-    refused(e.toBuilder().setCells(ByteString.EMPTY).build(), "expected " + CELL_BYTES + " bytes", "got 0");
+    refused(
+        e.toBuilder().setCells(ByteString.EMPTY).build(),
+        "expected " + CELL_BYTES + " bytes",
+        "got 0");
     refused(
         e.toBuilder().setCells(cells.concat(ByteString.copyFrom(new byte[] {1}))).build(),
         "got " + (CELL_BYTES + 1));
-    refused(
-        e.toBuilder().setCells(cells.concat(cells)).build(), "got " + (2 * CELL_BYTES));
+    refused(e.toBuilder().setCells(cells.concat(cells)).build(), "got " + (2 * CELL_BYTES));
   }
 
   @Test
@@ -144,7 +153,9 @@ class HostileInputTest {
         continue; // the transport refuses it as malformed before the estimator sees it
       }
       Estimator p = parsed;
-      assertThatThrownBy(() -> local().estimate(p)).as("cut at %d", cut).isInstanceOf(FormatException.class);
+      assertThatThrownBy(() -> local().estimate(p))
+          .as("cut at %d", cut)
+          .isInstanceOf(FormatException.class);
     }
   }
 
@@ -163,14 +174,20 @@ class HostileInputTest {
     refused(bad, "format version 7");
     refused(bad.toBuilder().setFormatVersion(1).build(), "kind 3");
     Estimator noKind =
-        bad.toBuilder().setFormatVersion(1).setParams(bad.getParams().toBuilder().setKind(1)).build();
+        bad.toBuilder()
+            .setFormatVersion(1)
+            .setParams(bad.getParams().toBuilder().setKind(1))
+            .build();
     refused(noKind, "hash id 9");
     refused(noKind.toBuilder().setHashId(1).build(), "seed fingerprint 0x00000001");
-    Estimator p = noKind.toBuilder().setHashId(1).setSeedFingerprint(SPEC.seedFingerprint()).build();
+    Estimator p =
+        noKind.toBuilder().setHashId(1).setSeedFingerprint(SPEC.seedFingerprint()).build();
     refused(p, "parameters mismatch");
     Estimator l = p.toBuilder().setParams(F.params()).build();
     refused(l, "cell layout");
-    refused(l.toBuilder().setLayout(valid().getLayout()).build(), "expected " + CELL_BYTES + " bytes, got 0");
+    refused(
+        l.toBuilder().setLayout(valid().getLayout()).build(),
+        "expected " + CELL_BYTES + " bytes, got 0");
   }
 
   @Test

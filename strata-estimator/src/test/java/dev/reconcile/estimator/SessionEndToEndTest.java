@@ -33,8 +33,10 @@ class SessionEndToEndTest {
     StrataEstimatorFactory f = StrataEstimatorFactory.defaults();
     SketchParams params = TestSets.params(seed, PARTITIONS_LOG2, 14, f.params());
     TestSets s = TestSets.random(seed, 200_000, onlyA, onlyB);
-    MemorySketches a = MemorySketches.of(params, f, TestSets.partitionsOf(s.a, PARTITIONS_LOG2), s.a);
-    MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, PARTITIONS_LOG2), s.b);
+    MemorySketches a =
+        MemorySketches.of(params, f, TestSets.partitionsOf(s.a, PARTITIONS_LOG2), s.a);
+    MemorySketches b =
+        MemorySketches.of(params, f, TestSets.partitionsOf(s.b, PARTITIONS_LOG2), s.b);
     ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", seed), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
     SessionDriver.run(i, r);
@@ -44,10 +46,18 @@ class SessionEndToEndTest {
     assertThat(i.succeeded()).as(where).isTrue();
     assertThat(r.succeeded()).as(where).isTrue();
 
-    assertThat(collect(i.outcomes(), true)).as("missing at A, " + where).containsExactly(sorted(s.onlyB));
-    assertThat(collect(i.outcomes(), false)).as("missing at B, " + where).containsExactly(sorted(s.onlyA));
-    assertThat(collect(r.outcomes(), true)).as("R missing, " + where).containsExactly(sorted(s.onlyA));
-    assertThat(collect(r.outcomes(), false)).as("R's peer missing, " + where).containsExactly(sorted(s.onlyB));
+    assertThat(collect(i.outcomes(), true))
+        .as("missing at A, " + where)
+        .containsExactly(sorted(s.onlyB));
+    assertThat(collect(i.outcomes(), false))
+        .as("missing at B, " + where)
+        .containsExactly(sorted(s.onlyA));
+    assertThat(collect(r.outcomes(), true))
+        .as("R missing, " + where)
+        .containsExactly(sorted(s.onlyA));
+    assertThat(collect(r.outcomes(), false))
+        .as("R's peer missing, " + where)
+        .containsExactly(sorted(s.onlyB));
 
     // The estimator path was taken where partitions differ, and its estimate was sane.
     for (PartitionOutcome o : i.outcomes()) {

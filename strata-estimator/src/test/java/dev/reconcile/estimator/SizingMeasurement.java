@@ -56,7 +56,10 @@ final class SizingMeasurement {
       for (int i = 0; i < FACTORS.length; i++) {
         row.append(
             String.format(
-                Locale.ROOT, " %.1f %% / %.1f %% |", 100.0 * ok[i] / trials, 100.0 * cover[i] / trials));
+                Locale.ROOT,
+                " %.1f %% / %.1f %% |",
+                100.0 * ok[i] / trials,
+                100.0 * cover[i] / trials));
       }
       System.out.println(row);
     }

@@ -18,13 +18,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Accuracy of the default estimator and first-try decode of the IBLT sized from it, over seeded
- * trials ({@code 1000 x reconcile.trials.scale} per d). Each trial builds only the differing elements
- * (see {@link DifferenceTrial}); the bounds are those stated in docs/estimator.md.
+ * trials ({@code 1000 x reconcile.trials.scale} per d). Each trial builds only the differing
+ * elements (see {@link DifferenceTrial}); the bounds are those stated in docs/estimator.md.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class StrataAccuracyTest {
   static final double SCALE = Double.parseDouble(System.getProperty("reconcile.trials.scale", "1"));
   static final int TRIALS = (int) Math.ceil(1000 * SCALE);
+
   /**
    * First-table decodes at d = 10^5 run on the first quarter of the trials only (each costs ~50 ms:
    * a 180 000-cell table); SizingMeasurement covers all 1 000 (docs/estimator.md).
@@ -53,7 +54,8 @@ class StrataAccuracyTest {
       int d = (int) row[0];
       long[] est = new long[TRIALS];
       boolean[] decoded = new boolean[TRIALS];
-      // Trials are independent and seeded by index: running them on the common pool is deterministic.
+      // Trials are independent and seeded by index: running them on the common pool is
+      // deterministic.
       IntStream.range(0, TRIALS)
           .parallel()
           .forEach(
@@ -118,7 +120,12 @@ class StrataAccuracyTest {
     System.out.printf(
         java.util.Locale.ROOT,
         "estimate/d d=%d trials=%d median=%.3f p95=%.3f p99=%.3f p1=%.3f%n",
-        d, est.length, median, p95, p99, p1);
+        d,
+        est.length,
+        median,
+        p95,
+        p99,
+        p1);
     String where =
         String.format(
             "d %d, trial seeds 0..%d (lowest estimate %d at seed %d, highest %d at seed %d): "

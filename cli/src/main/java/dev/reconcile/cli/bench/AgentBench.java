@@ -24,30 +24,67 @@ import java.util.function.Consumer;
  * in this JVM, with agent default sketch parameters (16 partitions, tables up to 2^15 cells).
  *
  * <ul>
- *   <li><b>latency</b>: both agents bulk-loaded ({@link ReplicaStore#putAll}) with {@code n} records
- *       differing in {@code d}; warm-up rounds, then timed dry-run rounds (the session runs in full,
- *       nothing is streamed, so the data stays divergent). Wall time is {@code System.nanoTime}
- *       around {@code repair(peer, dryRun=true)}; the agent's own {@code sessionMillis} is kept too.
+ *   <li><b>latency</b>: both agents bulk-loaded ({@link ReplicaStore#putAll}) with {@code n}
+ *       records differing in {@code d}; warm-up rounds, then timed dry-run rounds (the session runs
+ *       in full, nothing is streamed, so the data stays divergent). Wall time is {@code
+ *       System.nanoTime} around {@code repair(peer, dryRun=true)}; the agent's own {@code
+ *       sessionMillis} is kept too.
  *   <li><b>stream</b>: before each trial the initiator gets {@code records} new records the
  *       responder lacks; a real round sends them; the rate is over the repair phase ({@code
- *       durationMillis - sessionMillis}: fetch from RocksDB, batches with CRC32C, TCP, apply, acks).
+ *       durationMillis - sessionMillis}: fetch from RocksDB, batches with CRC32C, TCP, apply,
+ *       acks).
  * </ul>
  */
 public final class AgentBench {
   private AgentBench() {}
 
   /** One latency grid point. */
-  public record Latency(long n, long d, int rounds, double wallMillisMedian, double sessionMillisMedian, double loadSeconds, long protocolBytes, int roundTrips) {}
+  public record Latency(
+      long n,
+      long d,
+      int rounds,
+      double wallMillisMedian,
+      double sessionMillisMedian,
+      double loadSeconds,
+      long protocolBytes,
+      int roundTrips) {}
 
   /** One stream configuration. */
-  public record StreamRate(int records, int valueBytes, int trials, double recordsPerSecondMedian, double megabytesPerSecondMedian) {}
+  public record StreamRate(
+      int records,
+      int valueBytes,
+      int trials,
+      double recordsPerSecondMedian,
+      double megabytesPerSecondMedian) {}
 
   // ------------------------------------------------------------------------------ latency
 
-  public static List<Latency> latency(long[] ns, long d, int warmup, int rounds, Path work, Path out, Consumer<String> log) throws Exception {
+  public static List<Latency> latency(
+      long[] ns, long d, int warmup, int rounds, Path work, Path out, Consumer<String> log)
+      throws Exception {
     List<Latency> result = new ArrayList<>();
-    try (Csv csv = new Csv(out.resolve("latency-rounds.csv"), "n", "d", "round", "wall_ms", "session_ms", "protocol_bytes", "round_trips", "difference");
-        Csv sum = new Csv(out.resolve("latency-summary.csv"), "n", "d", "rounds", "wall_ms_median", "session_ms_median", "load_s", "protocol_bytes", "round_trips")) {
+    try (Csv csv =
+            new Csv(
+                out.resolve("latency-rounds.csv"),
+                "n",
+                "d",
+                "round",
+                "wall_ms",
+                "session_ms",
+                "protocol_bytes",
+                "round_trips",
+                "difference");
+        Csv sum =
+            new Csv(
+                out.resolve("latency-summary.csv"),
+                "n",
+                "d",
+                "rounds",
+                "wall_ms_median",
+                "session_ms_median",
+                "load_s",
+                "protocol_bytes",
+                "round_trips")) {
       for (long n : ns) {
         if (d > n) {
           log.accept(String.format("latency: skipping n=%d (d=%d > n)", n, d));
@@ -79,13 +116,20 @@ public final class AgentBench {
             rts = rep.stats.roundTrips();
             long diff = rep.missingLocal + rep.missingRemote;
             if (diff != d) {
-              throw new IllegalStateException("latency round found a difference of " + diff + ", expected " + d);
+              throw new IllegalStateException(
+                  "latency round found a difference of " + diff + ", expected " + d);
             }
             csv.row(n, d, r, wall[r], rep.sessionMillis, bytes, rts, diff);
           }
-          Latency l = new Latency(n, d, rounds, Medians.of(wall), Medians.of(session), loadSeconds, bytes, rts);
-          sum.row(n, d, rounds, l.wallMillisMedian(), l.sessionMillisMedian(), loadSeconds, bytes, rts);
-          log.accept(String.format("latency n=%,d d=%,d: median %.1f ms wall, %.0f ms session (%d rounds), %,d protocol bytes; %d rounds retried so far", n, d, l.wallMillisMedian(), l.sessionMillisMedian(), rounds, bytes, retries));
+          Latency l =
+              new Latency(
+                  n, d, rounds, Medians.of(wall), Medians.of(session), loadSeconds, bytes, rts);
+          sum.row(
+              n, d, rounds, l.wallMillisMedian(), l.sessionMillisMedian(), loadSeconds, bytes, rts);
+          log.accept(
+              String.format(
+                  "latency n=%,d d=%,d: median %.1f ms wall, %.0f ms session (%d rounds), %,d protocol bytes; %d rounds retried so far",
+                  n, d, l.wallMillisMedian(), l.sessionMillisMedian(), rounds, bytes, retries));
           result.add(l);
         } finally {
           wipe(dir);
@@ -129,7 +173,9 @@ public final class AgentBench {
   // ------------------------------------------------------------------------------ stream
 
   /** Streams {@code records} records of {@code valueBytes} each way a->b, {@code trials} times. */
-  public static StreamRate stream(int records, int valueBytes, int trials, Path work, Csv csv, Consumer<String> log) throws Exception {
+  public static StreamRate stream(
+      int records, int valueBytes, int trials, Path work, Csv csv, Consumer<String> log)
+      throws Exception {
     Path dir = work.resolve("stream-" + valueBytes);
     try (ReplicaAgent a = start("a", dir);
         ReplicaAgent b = start("b", dir)) {
@@ -143,7 +189,8 @@ public final class AgentBench {
         List<Record> batch = new ArrayList<>();
         long batchBytes = 0;
         for (int i = 0; i < records; i++) {
-          batch.add(new Record(key("s" + t + "-", i), value(rnd, valueBytes), version, origin, false));
+          batch.add(
+              new Record(key("s" + t + "-", i), value(rnd, valueBytes), version, origin, false));
           batchBytes += valueBytes;
           if (batch.size() == 10_000 || batchBytes >= (64L << 20)) {
             a.store().putAll(batch);
@@ -155,13 +202,26 @@ public final class AgentBench {
         awaitIdle(a, b);
         RoundReport rep = round(a, peer, false);
         if (rep.recordsSent != records) {
-          throw new IllegalStateException("stream round sent " + rep.recordsSent + " records, expected " + records);
+          throw new IllegalStateException(
+              "stream round sent " + rep.recordsSent + " records, expected " + records);
         }
         long millis = Math.max(1, rep.durationMillis - rep.sessionMillis);
         rps[t] = rep.recordsSent * 1000.0 / millis;
         mbps[t] = rep.recordBytesSent / 1e6 * 1000.0 / millis;
-        csv.row(records, valueBytes, t, rep.recordsSent, rep.recordBytesSent, rep.sessionMillis, millis, rps[t], mbps[t]);
-        log.accept(String.format("stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f MB/s", records, valueBytes, t, rep.sessionMillis, millis, rps[t], mbps[t]));
+        csv.row(
+            records,
+            valueBytes,
+            t,
+            rep.recordsSent,
+            rep.recordBytesSent,
+            rep.sessionMillis,
+            millis,
+            rps[t],
+            mbps[t]);
+        log.accept(
+            String.format(
+                "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f MB/s",
+                records, valueBytes, t, rep.sessionMillis, millis, rps[t], mbps[t]));
       }
       return new StreamRate(records, valueBytes, trials, Medians.of(rps), Medians.of(mbps));
     } finally {
@@ -170,17 +230,27 @@ public final class AgentBench {
   }
 
   static Csv streamCsv(Path out) {
-    return new Csv(out.resolve("stream-trials.csv"), "records", "value_bytes", "trial", "records_sent", "record_bytes_sent", "session_ms", "repair_ms", "records_per_s", "mb_per_s");
+    return new Csv(
+        out.resolve("stream-trials.csv"),
+        "records",
+        "value_bytes",
+        "trial",
+        "records_sent",
+        "record_bytes_sent",
+        "session_ms",
+        "repair_ms",
+        "records_per_s",
+        "mb_per_s");
   }
 
   // ------------------------------------------------------------------------------ helpers
 
   /**
    * One round. The responder may count the previous round as active for a moment after the
-   * initiator's report completes (it sees the close later), and agents allow one round per peer at a
-   * time; so the caller first waits for both agents to be idle ({@link #awaitIdle}) and a round that
-   * still fails is retried (at most 20 times). Callers time this call; a refused attempt costs a
-   * connect and a refusal, and the number of retries is logged.
+   * initiator's report completes (it sees the close later), and agents allow one round per peer at
+   * a time; so the caller first waits for both agents to be idle ({@link #awaitIdle}) and a round
+   * that still fails is retried (at most 20 times). Callers time this call; a refused attempt costs
+   * a connect and a refusal, and the number of retries is logged.
    */
   private static RoundReport round(ReplicaAgent a, HostPort peer, boolean dryRun) throws Exception {
     RoundReport r = null;
@@ -189,7 +259,11 @@ public final class AgentBench {
         retries++;
         Thread.sleep(50);
       }
-      r = a.repair(peer, dryRun).toCompletionStage().toCompletableFuture().get(30, TimeUnit.MINUTES);
+      r =
+          a.repair(peer, dryRun)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(30, TimeUnit.MINUTES);
       if (r.ok) {
         break;
       }
@@ -258,5 +332,4 @@ public final class AgentBench {
       throw new UncheckedIOException("cannot remove " + dir + ": " + e.getMessage(), e);
     }
   }
-
 }

@@ -11,12 +11,13 @@ import java.util.function.Consumer;
 /**
  * The end-to-end benchmark of docs/benchmarks.md behind {@code reconcile bench}: protocol bytes in
  * memory against two baselines ({@link ProtocolBench}), then round latency and repair stream rate
- * between two real agents on loopback ({@link AgentBench}). CSV files and PNG plots go to one folder.
+ * between two real agents on loopback ({@link AgentBench}). CSV files and PNG plots go to one
+ * folder.
  */
 public final class Bench {
   private Bench() {}
 
-  /** Experiments: {@code protocol}, {@code latency}, {@code stream}. */
+  /** Which experiments to run ("protocol", "latency", "stream") and their sizes. */
   public record Config(
       Set<String> experiments,
       ProtocolBench.Config protocol,
@@ -33,7 +34,11 @@ public final class Bench {
       Path work) {}
 
   /** Everything measured, for the caller's summary. */
-  public record Result(List<ProtocolBench.Summary> protocol, List<AgentBench.Latency> latency, List<AgentBench.StreamRate> stream, List<Path> files) {}
+  public record Result(
+      List<ProtocolBench.Summary> protocol,
+      List<AgentBench.Latency> latency,
+      List<AgentBench.StreamRate> stream,
+      List<Path> files) {}
 
   public static Result run(Config c, Consumer<String> log) throws Exception {
     System.setProperty("java.awt.headless", "true");
@@ -59,7 +64,9 @@ public final class Bench {
       files.add(r);
     }
     if (c.experiments().contains("latency")) {
-      latency = AgentBench.latency(c.latencyNs(), c.latencyD(), c.warmupRounds(), c.rounds(), c.work(), c.out(), log);
+      latency =
+          AgentBench.latency(
+              c.latencyNs(), c.latencyD(), c.warmupRounds(), c.rounds(), c.work(), c.out(), log);
       files.add(c.out().resolve("latency-rounds.csv"));
       files.add(c.out().resolve("latency-summary.csv"));
       Path f = c.out().resolve("latency-vs-n.png");
@@ -68,12 +75,33 @@ public final class Bench {
     }
     if (c.experiments().contains("stream")) {
       try (Csv csv = AgentBench.streamCsv(c.out())) {
-        stream.add(AgentBench.stream(c.streamRecords(), c.streamValueBytes(), c.streamTrials(), c.work(), csv, log));
-        stream.add(AgentBench.stream(c.streamLargeRecords(), c.streamLargeValueBytes(), c.streamTrials(), c.work(), csv, log));
+        stream.add(
+            AgentBench.stream(
+                c.streamRecords(), c.streamValueBytes(), c.streamTrials(), c.work(), csv, log));
+        stream.add(
+            AgentBench.stream(
+                c.streamLargeRecords(),
+                c.streamLargeValueBytes(),
+                c.streamTrials(),
+                c.work(),
+                csv,
+                log));
       }
-      try (Csv sum = new Csv(c.out().resolve("stream-summary.csv"), "records", "value_bytes", "trials", "records_per_s_median", "mb_per_s_median")) {
+      try (Csv sum =
+          new Csv(
+              c.out().resolve("stream-summary.csv"),
+              "records",
+              "value_bytes",
+              "trials",
+              "records_per_s_median",
+              "mb_per_s_median")) {
         for (AgentBench.StreamRate s : stream) {
-          sum.row(s.records(), s.valueBytes(), s.trials(), s.recordsPerSecondMedian(), s.megabytesPerSecondMedian());
+          sum.row(
+              s.records(),
+              s.valueBytes(),
+              s.trials(),
+              s.recordsPerSecondMedian(),
+              s.megabytesPerSecondMedian());
         }
       }
       files.add(c.out().resolve("stream-trials.csv"));
@@ -86,27 +114,68 @@ public final class Bench {
   public static String describe(Result r) {
     StringBuilder b = new StringBuilder();
     if (!r.protocol().isEmpty()) {
-      b.append(String.format(Locale.ROOT, "%-10s %-9s %-15s %12s %9s %9s %6s %10s %9s %7s%n", "n", "d", "mode", "bytes", "bytes/d", "/(8d)", "RTT", "first-try", "fallback", "target"));
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "%-10s %-9s %-15s %12s %9s %9s %6s %10s %9s %7s%n",
+              "n",
+              "d",
+              "mode",
+              "bytes",
+              "bytes/d",
+              "/(8d)",
+              "RTT",
+              "first-try",
+              "fallback",
+              "target"));
       for (ProtocolBench.Summary s : r.protocol()) {
         b.append(
             String.format(
-                Locale.ROOT, "%-10d %-9d %-15s %12.0f %9.1f %9.2f %6.0f %10s %9d %7s%n",
-                s.n(), s.d(), s.mode(), s.bytesMedian(), s.bytesPerD(), s.ratioTo8d(), s.roundTripsMedian(),
+                Locale.ROOT,
+                "%-10d %-9d %-15s %12.0f %9.1f %9.2f %6.0f %10s %9d %7s%n",
+                s.n(),
+                s.d(),
+                s.mode(),
+                s.bytesMedian(),
+                s.bytesPerD(),
+                s.ratioTo8d(),
+                s.roundTripsMedian(),
                 s.tabledPartitions() == 0 ? "-" : s.firstTry() + "/" + s.tabledPartitions(),
                 s.fallbacksAfterFailure(),
                 Double.isNaN(s.targetBytes()) ? "" : s.meetsTarget() ? "met" : "MISSED"));
       }
     }
     for (AgentBench.Latency l : r.latency()) {
-      b.append(String.format(Locale.ROOT, "latency n=%d d=%d: median %.1f ms wall, %.1f ms session over %d rounds%n", l.n(), l.d(), l.wallMillisMedian(), l.sessionMillisMedian(), l.rounds()));
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "latency n=%d d=%d: median %.1f ms wall, %.1f ms session over %d rounds%n",
+              l.n(),
+              l.d(),
+              l.wallMillisMedian(),
+              l.sessionMillisMedian(),
+              l.rounds()));
     }
     if (r.latency().size() >= 2) {
       AgentBench.Latency lo = r.latency().get(0);
       AgentBench.Latency hi = r.latency().get(r.latency().size() - 1);
-      b.append(String.format(Locale.ROOT, "latency ratio n=%d / n=%d: %.2f (target <= 1.5)%n", hi.n(), lo.n(), hi.wallMillisMedian() / lo.wallMillisMedian()));
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "latency ratio n=%d / n=%d: %.2f (target <= 1.5)%n",
+              hi.n(),
+              lo.n(),
+              hi.wallMillisMedian() / lo.wallMillisMedian()));
     }
     for (AgentBench.StreamRate s : r.stream()) {
-      b.append(String.format(Locale.ROOT, "stream %d records x %d B: median %.0f records/s, %.1f MB/s%n", s.records(), s.valueBytes(), s.recordsPerSecondMedian(), s.megabytesPerSecondMedian()));
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "stream %d records x %d B: median %.0f records/s, %.1f MB/s%n",
+              s.records(),
+              s.valueBytes(),
+              s.recordsPerSecondMedian(),
+              s.megabytesPerSecondMedian()));
     }
     for (Path f : r.files()) {
       b.append("wrote ").append(f).append(System.lineSeparator());

@@ -27,7 +27,8 @@ final class Csv implements AutoCloseable {
 
   void row(Object... values) {
     if (values.length != columns) {
-      throw new IllegalArgumentException(path + ": row of " + values.length + " values, header has " + columns);
+      throw new IllegalArgumentException(
+          path + ": row of " + values.length + " values, header has " + columns);
     }
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < values.length; i++) {
@@ -54,7 +55,10 @@ final class Csv implements AutoCloseable {
     if (x == Math.rint(x) && Math.abs(x) < 1e15) {
       return Long.toString((long) x);
     }
-    return new java.math.BigDecimal(x).round(new java.math.MathContext(6)).stripTrailingZeros().toPlainString();
+    return new java.math.BigDecimal(x)
+        .round(new java.math.MathContext(6))
+        .stripTrailingZeros()
+        .toPlainString();
   }
 
   @Override

@@ -14,11 +14,11 @@ package dev.reconcile.cli.bench;
  * baseline):
  *
  * <ul>
- *   <li><b>top-down</b>: one round trip per level. The initiator sends its root hash; then, level by
- *       level, it sends the hashes of the children of every node found different (8 B each) and the
- *       responder answers with a bitmap of which differ (1 bit each, rounded up to bytes per level).
- *       The differing leaves' element lists then go both ways (8 B per element, one more round
- *       trip). Round trips: {@code depth + 2}.
+ *   <li><b>top-down</b>: one round trip per level. The initiator sends its root hash; then, level
+ *       by level, it sends the hashes of the children of every node found different (8 B each) and
+ *       the responder answers with a bitmap of which differ (1 bit each, rounded up to bytes per
+ *       level). The differing leaves' element lists then go both ways (8 B per element, one more
+ *       round trip). Round trips: {@code depth + 2}.
  *   <li><b>full tree</b> (what Cassandra actually ships): each side sends all {@code 2^depth} leaf
  *       hashes (inner nodes follow from them), then the differing leaves' element lists both ways.
  *       Round trips: 2.
@@ -28,7 +28,12 @@ final class MerkleBaseline {
   private MerkleBaseline() {}
 
   /** Bytes and round trips of one comparison; {@code differingLeaves} for the report. */
-  record Cost(long topDownBytes, int topDownRoundTrips, long fullTreeBytes, int fullTreeRoundTrips, long differingLeaves) {}
+  record Cost(
+      long topDownBytes,
+      int topDownRoundTrips,
+      long fullTreeBytes,
+      int fullTreeRoundTrips,
+      long differingLeaves) {}
 
   static Cost compare(long[] a, int aSize, long[] b, int bSize, int depth) {
     if (depth < 1 || depth > 24) {

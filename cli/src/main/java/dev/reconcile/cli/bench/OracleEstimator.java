@@ -78,7 +78,8 @@ final class OracleEstimator implements DifferenceEstimator {
   @Override
   public long estimate(Estimator remote) throws FormatException {
     if (remote.getParams().getKind() != KIND) {
-      throw new FormatException("not a benchmark oracle estimator (kind " + remote.getParams().getKind() + ")");
+      throw new FormatException(
+          "not a benchmark oracle estimator (kind " + remote.getParams().getKind() + ")");
     }
     long[] theirs = Wire.unpackLongsUnchecked(remote.getCells());
     long[] mine = Arrays.copyOf(elements, size);

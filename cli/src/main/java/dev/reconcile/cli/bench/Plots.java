@@ -27,14 +27,26 @@ final class Plots {
 
   /** Protocol bytes per difference vs d (log-log), one series per mode, for one n. */
   static void bytesPerD(List<ProtocolBench.Summary> all, long n, int partitions, Path file) {
-    XYChart c = chart("Protocol bytes per difference, n = " + String.format("%,d", n) + " per replica, " + partitions + " partitions", "d (elements differing)", "bytes / d");
+    XYChart c =
+        chart(
+            "Protocol bytes per difference, n = "
+                + String.format("%,d", n)
+                + " per replica, "
+                + partitions
+                + " partitions",
+            "d (elements differing)",
+            "bytes / d");
     c.getStyler().setXAxisLogarithmic(true).setYAxisLogarithmic(true);
     for (String mode : ProtocolBench.MODES) {
-      List<ProtocolBench.Summary> s = all.stream().filter(x -> x.n() == n && x.mode().equals(mode)).toList();
+      List<ProtocolBench.Summary> s =
+          all.stream().filter(x -> x.n() == n && x.mode().equals(mode)).toList();
       if (s.isEmpty()) {
         continue;
       }
-      c.addSeries(LABELS.get(mode), s.stream().mapToDouble(ProtocolBench.Summary::d).toArray(), s.stream().mapToDouble(ProtocolBench.Summary::bytesPerD).toArray());
+      c.addSeries(
+          LABELS.get(mode),
+          s.stream().mapToDouble(ProtocolBench.Summary::d).toArray(),
+          s.stream().mapToDouble(ProtocolBench.Summary::bytesPerD).toArray());
     }
     addFlat(c, all, n, "8 B (d x 8 B)", 8);
     save(c, file);
@@ -46,7 +58,8 @@ final class Plots {
     c.getStyler().setXAxisLogarithmic(true).setYAxisLogarithmic(true);
     for (long n : ns) {
       for (String mode : List.of("strata", "oracle")) {
-        List<ProtocolBench.Summary> s = all.stream().filter(x -> x.n() == n && x.mode().equals(mode)).toList();
+        List<ProtocolBench.Summary> s =
+            all.stream().filter(x -> x.n() == n && x.mode().equals(mode)).toList();
         if (s.isEmpty()) {
           continue;
         }
@@ -57,12 +70,23 @@ final class Plots {
       }
     }
     long nMax = ns[ns.length - 1];
-    List<ProtocolBench.Summary> strata = all.stream().filter(x -> x.n() == nMax && x.mode().equals("strata")).toList();
+    List<ProtocolBench.Summary> strata =
+        all.stream().filter(x -> x.n() == nMax && x.mode().equals("strata")).toList();
     if (!strata.isEmpty()) {
       double[] ds = strata.stream().mapToDouble(ProtocolBench.Summary::d).toArray();
-      XYSeries t6 = c.addSeries("target: 6 x d x 8 B + estimator", ds, strata.stream().mapToDouble(s -> s.targetBytes() / (8.0 * s.d())).toArray());
+      XYSeries t6 =
+          c.addSeries(
+              "target: 6 x d x 8 B + estimator",
+              ds,
+              strata.stream().mapToDouble(s -> s.targetBytes() / (8.0 * s.d())).toArray());
       t6.setMarker(SeriesMarkers.NONE);
-      XYSeries t3 = c.addSeries("target: 3 x d x 8 B + 1 KiB (best mode)", ds, strata.stream().mapToDouble(s -> ProtocolBench.targetBytes(false, s.d(), 0) / (8.0 * s.d())).toArray());
+      XYSeries t3 =
+          c.addSeries(
+              "target: 3 x d x 8 B + 1 KiB (best mode)",
+              ds,
+              strata.stream()
+                  .mapToDouble(s -> ProtocolBench.targetBytes(false, s.d(), 0) / (8.0 * s.d()))
+                  .toArray());
       t3.setMarker(SeriesMarkers.NONE);
     }
     save(c, file);
@@ -70,20 +94,40 @@ final class Plots {
 
   /** Median session latency vs n. */
   static void latency(List<AgentBench.Latency> ls, Path file) {
-    XYChart c = chart("Round latency excluding the repair stream, d = " + (ls.isEmpty() ? "?" : String.format("%,d", ls.get(0).d())) + ", loopback", "n (records per replica)", "median milliseconds");
+    XYChart c =
+        chart(
+            "Round latency excluding the repair stream, d = "
+                + (ls.isEmpty() ? "?" : String.format("%,d", ls.get(0).d()))
+                + ", loopback",
+            "n (records per replica)",
+            "median milliseconds");
     c.getStyler().setXAxisLogarithmic(true);
     if (!ls.isEmpty()) {
       double[] x = ls.stream().mapToDouble(AgentBench.Latency::n).toArray();
-      c.addSeries("dry-run round, wall clock", x, ls.stream().mapToDouble(AgentBench.Latency::wallMillisMedian).toArray());
-      c.addSeries("session phase (agent report)", x, ls.stream().mapToDouble(AgentBench.Latency::sessionMillisMedian).toArray());
-      XYSeries t = c.addSeries("target 50 ms", new double[] {x[0], x[x.length - 1]}, new double[] {50, 50});
+      c.addSeries(
+          "dry-run round, wall clock",
+          x,
+          ls.stream().mapToDouble(AgentBench.Latency::wallMillisMedian).toArray());
+      c.addSeries(
+          "session phase (agent report)",
+          x,
+          ls.stream().mapToDouble(AgentBench.Latency::sessionMillisMedian).toArray());
+      XYSeries t =
+          c.addSeries("target 50 ms", new double[] {x[0], x[x.length - 1]}, new double[] {50, 50});
       t.setMarker(SeriesMarkers.NONE);
     }
     save(c, file);
   }
 
-  private static void addFlat(XYChart c, List<ProtocolBench.Summary> all, long n, String name, double y) {
-    double[] ds = all.stream().filter(x -> x.n() == n).mapToDouble(ProtocolBench.Summary::d).distinct().sorted().toArray();
+  private static void addFlat(
+      XYChart c, List<ProtocolBench.Summary> all, long n, String name, double y) {
+    double[] ds =
+        all.stream()
+            .filter(x -> x.n() == n)
+            .mapToDouble(ProtocolBench.Summary::d)
+            .distinct()
+            .sorted()
+            .toArray();
     if (ds.length == 0) {
       return;
     }
@@ -94,7 +138,14 @@ final class Plots {
   }
 
   private static XYChart chart(String title, String x, String y) {
-    XYChart c = new XYChartBuilder().width(900).height(640).title(title).xAxisTitle(x).yAxisTitle(y).build();
+    XYChart c =
+        new XYChartBuilder()
+            .width(900)
+            .height(640)
+            .title(title)
+            .xAxisTitle(x)
+            .yAxisTitle(y)
+            .build();
     c.getStyler().setLegendPosition(LegendPosition.OutsideS).setMarkerSize(7);
     return c;
   }

@@ -31,11 +31,18 @@ import java.util.function.Consumer;
  */
 public final class ProtocolBench {
   /** Modes and baselines, in plot order. */
-  public static final List<String> MODES = List.of("strata", "oracle", "digest-list", "merkle-topdown", "merkle-full");
+  public static final List<String> MODES =
+      List.of("strata", "oracle", "digest-list", "merkle-topdown", "merkle-full");
 
   /** What to run. */
   public record Config(
-      long[] ns, long[] ds, int trials, int partitionsLog2, int ibltMaxLog2, int merkleDepth, long seed) {}
+      long[] ns,
+      long[] ds,
+      int trials,
+      int partitionsLog2,
+      int ibltMaxLog2,
+      int merkleDepth,
+      long seed) {}
 
   /** One (n, d, mode) cell of the grid over its trials. */
   public record Summary(
@@ -65,9 +72,9 @@ public final class ProtocolBench {
     }
 
     /**
-     * The architecture's target for this mode (ARCHITECTURE.md section 6): estimator mode {@code 6 x
-     * d x 8 B + the estimator}; with d known (the best case this implementation has) {@code 3 x d x
-     * 8 B + 1 KiB}; none (NaN) for the baselines.
+     * The architecture's target for this mode (ARCHITECTURE.md section 6): estimator mode {@code 6
+     * x d x 8 B + the estimator}; with d known (the best case this implementation has) {@code 3 x d
+     * x 8 B + 1 KiB}; none (NaN) for the baselines.
      */
     public double targetBytes() {
       return switch (mode) {
@@ -86,7 +93,9 @@ public final class ProtocolBench {
     }
   }
 
-  /** Target bytes: estimator mode {@code 6 x d x 8 + estimator}, best mode {@code 3 x d x 8 + 1024}. */
+  /**
+   * Target bytes: estimator mode {@code 6 x d x 8 + estimator}, best mode {@code 3 x d x 8 + 1024}.
+   */
   public static double targetBytes(boolean estimatorMode, long d, double estimatorBytes) {
     return estimatorMode ? 6.0 * 8 * d + estimatorBytes : 3.0 * 8 * d + 1024;
   }
@@ -95,23 +104,61 @@ public final class ProtocolBench {
 
   private ProtocolBench() {}
 
-  /** Runs the grid, writing {@code protocol-trials.csv} and {@code protocol-summary.csv} into {@code out}. */
+  /**
+   * Runs the grid, writing {@code protocol-trials.csv} and {@code protocol-summary.csv} into {@code
+   * out}.
+   */
   public static List<Summary> run(Config c, Path out, Consumer<String> log) {
     List<Summary> summaries = new ArrayList<>();
     try (Csv trials =
             new Csv(
                 out.resolve("protocol-trials.csv"),
-                "n", "d", "trial", "mode", "bytes", "bytes_per_d", "ratio_to_8d", "round_trips",
-                "estimator_bytes", "iblt_bytes", "digest_bytes", "result_bytes", "other_bytes",
-                "unequal_partitions", "tabled_partitions", "first_try", "doublings", "decode_failures",
-                "planned_digest_lists", "fallbacks_after_failure", "found", "correct", "session_ms");
+                "n",
+                "d",
+                "trial",
+                "mode",
+                "bytes",
+                "bytes_per_d",
+                "ratio_to_8d",
+                "round_trips",
+                "estimator_bytes",
+                "iblt_bytes",
+                "digest_bytes",
+                "result_bytes",
+                "other_bytes",
+                "unequal_partitions",
+                "tabled_partitions",
+                "first_try",
+                "doublings",
+                "decode_failures",
+                "planned_digest_lists",
+                "fallbacks_after_failure",
+                "found",
+                "correct",
+                "session_ms");
         Csv summary =
             new Csv(
                 out.resolve("protocol-summary.csv"),
-                "n", "d", "mode", "trials", "bytes_median", "bytes_max", "bytes_per_d", "ratio_to_8d",
-                "round_trips_median", "tabled_partitions", "first_try_rate", "doublings", "decode_failures",
-                "planned_digest_lists", "fallbacks_after_failure", "wrong_results", "session_ms_median",
-                "estimator_bytes_median", "target_bytes", "meets_target")) {
+                "n",
+                "d",
+                "mode",
+                "trials",
+                "bytes_median",
+                "bytes_max",
+                "bytes_per_d",
+                "ratio_to_8d",
+                "round_trips_median",
+                "tabled_partitions",
+                "first_try_rate",
+                "doublings",
+                "decode_failures",
+                "planned_digest_lists",
+                "fallbacks_after_failure",
+                "wrong_results",
+                "session_ms_median",
+                "estimator_bytes_median",
+                "target_bytes",
+                "meets_target")) {
       for (long n : c.ns()) {
         for (long d : c.ds()) {
           if (d > n) {
@@ -130,20 +177,54 @@ public final class ProtocolBench {
               Trial r = results.get(m);
               byMode.get(m).add(r);
               trials.row(
-                  n, d, t, r.mode, r.bytes, (double) r.bytes / d, r.bytes / (8.0 * d), r.roundTrips,
-                  r.estimatorBytes, r.ibltBytes, r.digestBytes, r.resultBytes, r.otherBytes,
-                  r.unequal, r.tabled, r.firstTry, r.doublings, r.decodeFailures, r.planned,
-                  r.fallbacksAfterFailure, r.found, r.found == d, r.sessionMillis);
+                  n,
+                  d,
+                  t,
+                  r.mode,
+                  r.bytes,
+                  (double) r.bytes / d,
+                  r.bytes / (8.0 * d),
+                  r.roundTrips,
+                  r.estimatorBytes,
+                  r.ibltBytes,
+                  r.digestBytes,
+                  r.resultBytes,
+                  r.otherBytes,
+                  r.unequal,
+                  r.tabled,
+                  r.firstTry,
+                  r.doublings,
+                  r.decodeFailures,
+                  r.planned,
+                  r.fallbacksAfterFailure,
+                  r.found,
+                  r.found == d,
+                  r.sessionMillis);
             }
           }
           for (int m = 0; m < MODES.size(); m++) {
             Summary sm = summarize(n, d, MODES.get(m), byMode.get(m));
             summaries.add(sm);
             summary.row(
-                n, d, sm.mode(), sm.trials(), sm.bytesMedian(), sm.bytesMax(), sm.bytesPerD(), sm.ratioTo8d(),
-                sm.roundTripsMedian(), sm.tabledPartitions(), sm.firstTryRate(), sm.doublings(),
-                sm.decodeFailures(), sm.plannedDigestLists(), sm.fallbacksAfterFailure(), sm.wrongResults(),
-                sm.sessionMillisMedian(), sm.estimatorBytesMedian(), sm.targetBytes(),
+                n,
+                d,
+                sm.mode(),
+                sm.trials(),
+                sm.bytesMedian(),
+                sm.bytesMax(),
+                sm.bytesPerD(),
+                sm.ratioTo8d(),
+                sm.roundTripsMedian(),
+                sm.tabledPartitions(),
+                sm.firstTryRate(),
+                sm.doublings(),
+                sm.decodeFailures(),
+                sm.plannedDigestLists(),
+                sm.fallbacksAfterFailure(),
+                sm.wrongResults(),
+                sm.sessionMillisMedian(),
+                sm.estimatorBytesMedian(),
+                sm.targetBytes(),
                 Double.isNaN(sm.targetBytes()) ? "" : Boolean.toString(sm.meetsTarget()));
           }
           Summary st = summaries.get(summaries.size() - MODES.size());
@@ -151,8 +232,15 @@ public final class ProtocolBench {
               String.format(
                   "protocol n=%,d d=%,d: strata %.0f B (%.2f x d x 8 B, %.0f round trips, first try %d/%d),"
                       + " digest list %.0f B, merkle %.0f B",
-                  n, d, st.bytesMedian(), st.ratioTo8d(), st.roundTripsMedian(), st.firstTry(), st.tabledPartitions(),
-                  summaries.get(summaries.size() - 3).bytesMedian(), summaries.get(summaries.size() - 2).bytesMedian()));
+                  n,
+                  d,
+                  st.bytesMedian(),
+                  st.ratioTo8d(),
+                  st.roundTripsMedian(),
+                  st.firstTry(),
+                  st.tabledPartitions(),
+                  summaries.get(summaries.size() - 3).bytesMedian(),
+                  summaries.get(summaries.size() - 2).bytesMedian()));
         }
       }
     }
@@ -164,7 +252,13 @@ public final class ProtocolBench {
     double[] rts = ts.stream().mapToDouble(t -> t.roundTrips).toArray();
     double[] ms = ts.stream().mapToDouble(t -> t.sessionMillis).toArray();
     return new Summary(
-        n, d, mode, ts.size(), Medians.of(bytes), Medians.max(bytes), Medians.of(rts),
+        n,
+        d,
+        mode,
+        ts.size(),
+        Medians.of(bytes),
+        Medians.max(bytes),
+        Medians.of(rts),
         ts.stream().mapToLong(t -> t.tabled).sum(),
         ts.stream().mapToLong(t -> t.firstTry).sum(),
         ts.stream().mapToLong(t -> t.doublings).sum(),
@@ -208,7 +302,8 @@ public final class ProtocolBench {
     list.roundTrips = 1;
     list.found = d;
     out.add(list);
-    MerkleBaseline.Cost m = MerkleBaseline.compare(s.a, s.a.length, s.b, s.b.length, c.merkleDepth());
+    MerkleBaseline.Cost m =
+        MerkleBaseline.compare(s.a, s.a.length, s.b, s.b.length, c.merkleDepth());
     Trial top = new Trial();
     top.mode = "merkle-topdown";
     top.bytes = m.topDownBytes();
@@ -226,9 +321,11 @@ public final class ProtocolBench {
     return out;
   }
 
-  private static Trial session(Config c, Sets s, EstimatorFactory f, String mode, boolean excludeEstimator) {
+  private static Trial session(
+      Config c, Sets s, EstimatorFactory f, String mode, boolean excludeEstimator) {
     SketchParams params =
-        new SketchParams(HashSpec.xxh3(0x5EED_BE7CL), c.partitionsLog2(), 3, c.ibltMaxLog2(), f.params());
+        new SketchParams(
+            HashSpec.xxh3(0x5EED_BE7CL), c.partitionsLog2(), 3, c.ibltMaxLog2(), f.params());
     MemorySketches left = MemorySketches.of(params, f, s.pa, s.a);
     MemorySketches right = MemorySketches.of(params, f, s.pb, s.b);
     long t0 = System.nanoTime();
@@ -240,7 +337,11 @@ public final class ProtocolBench {
     Trial t = new Trial();
     t.sessionMillis = (System.nanoTime() - t0) / 1e6;
     if (!i.succeeded() || !r.succeeded()) {
-      String why = i.failure().map(Object::toString).or(() -> r.failure().map(Object::toString)).orElse("did not finish");
+      String why =
+          i.failure()
+              .map(Object::toString)
+              .or(() -> r.failure().map(Object::toString))
+              .orElse("did not finish");
       throw new IllegalStateException("benchmark session failed (" + mode + "): " + why);
     }
     SessionStats st = i.stats();

@@ -16,7 +16,10 @@ public interface Cluster extends AutoCloseable {
   /** The loopback address replica number {@code index} listens on. */
   String bindHost(int index);
 
-  /** Starts replica {@code name} with {@code config} (agent keys; the cluster adds peer-listen and http-listen). */
+  /**
+   * Starts replica {@code name} with {@code config} (agent keys; the cluster adds peer-listen and
+   * http-listen).
+   */
   void start(String name, int index, Map<String, String> config) throws Exception;
 
   /** The agent's current peer address (changes after a restart). */
@@ -24,7 +27,10 @@ public interface Cluster extends AutoCloseable {
 
   boolean running(String name);
 
-  /** Stops the replica abruptly: kill -9 for a process, docker kill for a container, close in this JVM. */
+  /**
+   * Stops the replica abruptly: kill -9 for a process, docker kill for a container, close in this
+   * JVM.
+   */
   void crash(String name) throws Exception;
 
   /** Starts a crashed replica again on its data directory. */
@@ -47,7 +53,10 @@ public interface Cluster extends AutoCloseable {
   /** Per-partition element count and fingerprint, one string per partition. */
   List<String> fingerprints(String name) throws Exception;
 
-  /** What the replica holds for each key (missing: absent, or a tombstone where only HTTP is available). */
+  /**
+   * What the replica holds for each key (missing: absent, or a tombstone where only HTTP is
+   * available).
+   */
   Map<String, Observed> read(String name, List<String> keys) throws Exception;
 
   /** The store's self-check (sketches recomputed from a scan equal the maintained ones). */

@@ -16,13 +16,17 @@ import java.util.function.Supplier;
  * A fault-injecting TCP proxy on loopback in front of one agent's peer port, for one direction of
  * one link (replica x connecting to replica y). Faults: {@code partition} (resets open connections,
  * refuses new ones with a reset), {@code blackhole} (accepts and holds bytes without forwarding
- * until healed), {@code delay} (milliseconds added before each forwarded chunk), {@code reset}
- * (one shot: resets the connections once the link has carried N more bytes: a reset in the middle
- * of a stream). Plain blocking sockets with two threads per connection: the test clusters are small.
- * The target is looked up on each new connection, so a restarted agent on a new port is reached.
+ * until healed), {@code delay} (milliseconds added before each forwarded chunk), {@code reset} (one
+ * shot: resets the connections once the link has carried N more bytes: a reset in the middle of a
+ * stream). Plain blocking sockets with two threads per connection: the test clusters are small. The
+ * target is looked up on each new connection, so a restarted agent on a new port is reached.
  */
 final class FaultProxy implements AutoCloseable {
-  enum Mode { OPEN, PARTITION, BLACKHOLE }
+  enum Mode {
+    OPEN,
+    PARTITION,
+    BLACKHOLE
+  }
 
   private final String name;
   private final Supplier<InetSocketAddress> target;
@@ -102,13 +106,15 @@ final class FaultProxy implements AutoCloseable {
       }
       sockets.add(c);
       sockets.add(u);
-      java.util.concurrent.atomic.AtomicInteger ended = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicInteger ended =
+          new java.util.concurrent.atomic.AtomicInteger();
       pump(c, u, "up", ended);
       pump(u, c, "down", ended);
     }
   }
 
-  private void pump(Socket from, Socket to, String dir, java.util.concurrent.atomic.AtomicInteger ended) {
+  private void pump(
+      Socket from, Socket to, String dir, java.util.concurrent.atomic.AtomicInteger ended) {
     Thread t =
         new Thread(
             () -> {

@@ -27,20 +27,26 @@ import java.util.regex.Pattern;
  * http=..} line.
  */
 public abstract class HttpCluster implements Cluster {
-  private static final Pattern LISTENING = Pattern.compile("agent (\\S+) listening peer=(\\S+):(\\d+) http=(\\S+):(\\d+)");
+  private static final Pattern LISTENING =
+      Pattern.compile("agent (\\S+) listening peer=(\\S+):(\\d+) http=(\\S+):(\\d+)");
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Where a launched agent listens. */
   protected record Endpoint(InetSocketAddress peer, InetSocketAddress http) {}
 
-  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final Map<String, Map<String, String>> configs = new ConcurrentHashMap<>();
   private final Map<String, Integer> indexes = new ConcurrentHashMap<>();
   private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
   private final Map<String, InetSocketAddress> lastPeer = new ConcurrentHashMap<>();
 
-  /** Launches replica {@code name} with the full config (listen addresses included); returns once it listens. */
-  protected abstract Endpoint launch(String name, int index, Map<String, String> config) throws Exception;
+  /**
+   * Launches replica {@code name} with the full config (listen addresses included); returns once it
+   * listens.
+   */
+  protected abstract Endpoint launch(String name, int index, Map<String, String> config)
+      throws Exception;
 
   /** Kills the replica abruptly. */
   protected abstract void kill(String name) throws Exception;
@@ -52,7 +58,8 @@ public abstract class HttpCluster implements Cluster {
       return null;
     }
     return new Endpoint(
-        new InetSocketAddress(m.group(2), Integer.parseInt(m.group(3))), new InetSocketAddress(m.group(4), Integer.parseInt(m.group(5))));
+        new InetSocketAddress(m.group(2), Integer.parseInt(m.group(3))),
+        new InetSocketAddress(m.group(4), Integer.parseInt(m.group(5))));
   }
 
   /** The agent's command-line arguments after {@code java -jar reconcile.jar}. */
@@ -111,7 +118,8 @@ public abstract class HttpCluster implements Cluster {
     if (e == null) {
       throw new IllegalStateException("replica " + name + " is down");
     }
-    return URI.create("http://" + e.http().getHostString() + ":" + e.http().getPort() + pathAndQuery);
+    return URI.create(
+        "http://" + e.http().getHostString() + ":" + e.http().getPort() + pathAndQuery);
   }
 
   private HttpResponse<byte[]> send(HttpRequest r) throws IOException, InterruptedException {
@@ -120,19 +128,40 @@ public abstract class HttpCluster implements Cluster {
 
   private long version(String what, HttpResponse<byte[]> r) {
     if (r.statusCode() != 204) {
-      throw new IllegalStateException(what + ": HTTP " + r.statusCode() + " " + new String(r.body(), java.nio.charset.StandardCharsets.UTF_8));
+      throw new IllegalStateException(
+          what
+              + ": HTTP "
+              + r.statusCode()
+              + " "
+              + new String(r.body(), java.nio.charset.StandardCharsets.UTF_8));
     }
-    return Long.parseUnsignedLong(r.headers().firstValue("X-Reconcile-Version").orElseThrow(() -> new IllegalStateException(what + ": no X-Reconcile-Version header")));
+    return Long.parseUnsignedLong(
+        r.headers()
+            .firstValue("X-Reconcile-Version")
+            .orElseThrow(
+                () -> new IllegalStateException(what + ": no X-Reconcile-Version header")));
   }
 
   @Override
   public long put(String name, byte[] key, byte[] value) throws Exception {
-    return version("PUT on " + name, send(HttpRequest.newBuilder(uri(name, "/kv/" + KeyCodec.encode(key))).timeout(Duration.ofSeconds(30)).PUT(HttpRequest.BodyPublishers.ofByteArray(value)).build()));
+    return version(
+        "PUT on " + name,
+        send(
+            HttpRequest.newBuilder(uri(name, "/kv/" + KeyCodec.encode(key)))
+                .timeout(Duration.ofSeconds(30))
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(value))
+                .build()));
   }
 
   @Override
   public long delete(String name, byte[] key) throws Exception {
-    return version("DELETE on " + name, send(HttpRequest.newBuilder(uri(name, "/kv/" + KeyCodec.encode(key))).timeout(Duration.ofSeconds(30)).DELETE().build()));
+    return version(
+        "DELETE on " + name,
+        send(
+            HttpRequest.newBuilder(uri(name, "/kv/" + KeyCodec.encode(key)))
+                .timeout(Duration.ofSeconds(30))
+                .DELETE()
+                .build()));
   }
 
   @Override
@@ -140,28 +169,57 @@ public abstract class HttpCluster implements Cluster {
     long t0 = System.nanoTime();
     HttpResponse<byte[]> r;
     try {
-      r = send(HttpRequest.newBuilder(uri(from, "/repair?peer=" + via.getHostString() + ":" + via.getPort())).timeout(Duration.ofMinutes(10)).POST(HttpRequest.BodyPublishers.noBody()).build());
+      r =
+          send(
+              HttpRequest.newBuilder(
+                      uri(from, "/repair?peer=" + via.getHostString() + ":" + via.getPort()))
+                  .timeout(Duration.ofMinutes(10))
+                  .POST(HttpRequest.BodyPublishers.noBody())
+                  .build());
     } catch (IOException e) {
-      return new RoundResult(from, to, false, "HTTP: " + e, 0, 0, 0, 0, 0, 0, (System.nanoTime() - t0) / 1_000_000);
+      return new RoundResult(
+          from, to, false, "HTTP: " + e, 0, 0, 0, 0, 0, 0, (System.nanoTime() - t0) / 1_000_000);
     }
     JsonNode j;
     try {
       j = JSON.readTree(r.body());
     } catch (IOException e) {
-      return new RoundResult(from, to, false, "HTTP " + r.statusCode() + ": not JSON", 0, 0, 0, 0, 0, 0, (System.nanoTime() - t0) / 1_000_000);
+      return new RoundResult(
+          from,
+          to,
+          false,
+          "HTTP " + r.statusCode() + ": not JSON",
+          0,
+          0,
+          0,
+          0,
+          0,
+          0,
+          (System.nanoTime() - t0) / 1_000_000);
     }
     JsonNode p = j.path("protocol");
     return new RoundResult(
-        from, to, j.path("ok").asBoolean(false), j.path("error").isNull() ? null : j.path("error").asText(null),
+        from,
+        to,
+        j.path("ok").asBoolean(false),
+        j.path("error").isNull() ? null : j.path("error").asText(null),
         p.path("bytesSent").asLong() + p.path("bytesReceived").asLong(),
         j.path("recordsSent").asLong() + j.path("recordsReceived").asLong(),
         j.path("recordBytesSent").asLong() + j.path("recordBytesReceived").asLong(),
-        j.path("difference").asLong(), p.path("doublings").asInt(), p.path("fallbacks").asInt(), j.path("durationMillis").asLong());
+        j.path("difference").asLong(),
+        p.path("doublings").asInt(),
+        p.path("fallbacks").asInt(),
+        j.path("durationMillis").asLong());
   }
 
   @Override
   public List<String> fingerprints(String name) throws Exception {
-    HttpResponse<byte[]> r = send(HttpRequest.newBuilder(uri(name, "/status")).timeout(Duration.ofSeconds(30)).GET().build());
+    HttpResponse<byte[]> r =
+        send(
+            HttpRequest.newBuilder(uri(name, "/status"))
+                .timeout(Duration.ofSeconds(30))
+                .GET()
+                .build());
     if (r.statusCode() != 200) {
       throw new IllegalStateException("GET /status on " + name + ": HTTP " + r.statusCode());
     }
@@ -179,32 +237,45 @@ public abstract class HttpCluster implements Cluster {
     List<CompletableFuture<Void>> all = new ArrayList<>();
     for (String k : keys) {
       inFlight.acquire();
-      HttpRequest req = HttpRequest.newBuilder(uri(name, "/kv/" + KeyCodec.encode(Model.keyBytes(k)))).timeout(Duration.ofSeconds(30)).GET().build();
+      HttpRequest req =
+          HttpRequest.newBuilder(uri(name, "/kv/" + KeyCodec.encode(Model.keyBytes(k))))
+              .timeout(Duration.ofSeconds(30))
+              .GET()
+              .build();
       all.add(
-          client.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray())
+          client
+              .sendAsync(req, HttpResponse.BodyHandlers.ofByteArray())
               .thenAccept(
                   r -> {
                     if (r.statusCode() == 200) {
                       out.put(
                           k,
                           new Observed(
-                              Long.parseUnsignedLong(r.headers().firstValue("X-Reconcile-Version").orElse("0")),
-                              Long.parseUnsignedLong(r.headers().firstValue("X-Reconcile-Origin").orElse("0")),
+                              Long.parseUnsignedLong(
+                                  r.headers().firstValue("X-Reconcile-Version").orElse("0")),
+                              Long.parseUnsignedLong(
+                                  r.headers().firstValue("X-Reconcile-Origin").orElse("0")),
                               r.body(),
                               false));
                     } else if (r.statusCode() != 404) {
-                      throw new IllegalStateException("GET on " + name + ": HTTP " + r.statusCode());
+                      throw new IllegalStateException(
+                          "GET on " + name + ": HTTP " + r.statusCode());
                     }
                   })
               .whenComplete((v, t) -> inFlight.release()));
     }
-    CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get();
+    CompletableFuture.allOf(all.toArray(new CompletableFuture<?>[0])).get();
     return out;
   }
 
   @Override
   public boolean selfCheck(String name) throws Exception {
-    return send(HttpRequest.newBuilder(uri(name, "/selfcheck")).timeout(Duration.ofMinutes(2)).GET().build()).statusCode() == 200;
+    return send(HttpRequest.newBuilder(uri(name, "/selfcheck"))
+                .timeout(Duration.ofMinutes(2))
+                .GET()
+                .build())
+            .statusCode()
+        == 200;
   }
 
   @Override

@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Agents in this JVM ({@link ReplicaAgent#start}) on 127.0.0.1. A crash is an abrupt {@link
- * ReplicaAgent#close()} (listeners and store closed, in-flight rounds cut); a pause is not
- * possible here (the runner blackholes the replica's links instead).
+ * ReplicaAgent#close()} (listeners and store closed, in-flight rounds cut); a pause is not possible
+ * here (the runner blackholes the replica's links instead).
  */
 public final class InJvmCluster implements Cluster {
   private final Map<String, ReplicaAgent> agents = new ConcurrentHashMap<>();
@@ -105,15 +105,27 @@ public final class InJvmCluster implements Cluster {
   @Override
   public RoundResult repair(String from, String to, InetSocketAddress via) throws Exception {
     RoundReport r =
-        agent(from).repair(new HostPort(via.getHostString(), via.getPort()), false).toCompletionStage().toCompletableFuture().get(10, TimeUnit.MINUTES);
+        agent(from)
+            .repair(new HostPort(via.getHostString(), via.getPort()), false)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(10, TimeUnit.MINUTES);
     return of(from, to, r);
   }
 
   static RoundResult of(String from, String to, RoundReport r) {
     long proto = r.stats == null ? 0 : r.stats.bytesSent() + r.stats.bytesReceived();
     return new RoundResult(
-        from, to, r.ok, r.error, proto, r.recordsSent + r.recordsReceived, r.recordBytesSent + r.recordBytesReceived,
-        r.missingLocal + r.missingRemote, r.stats == null ? 0 : r.stats.doublings(), r.stats == null ? 0 : r.stats.fallbacks(),
+        from,
+        to,
+        r.ok,
+        r.error,
+        proto,
+        r.recordsSent + r.recordsReceived,
+        r.recordBytesSent + r.recordBytesReceived,
+        r.missingLocal + r.missingRemote,
+        r.stats == null ? 0 : r.stats.doublings(),
+        r.stats == null ? 0 : r.stats.fallbacks(),
         r.durationMillis);
   }
 

@@ -11,7 +11,9 @@ import java.nio.charset.StandardCharsets;
  * salt)}.
  */
 final class KeyGen {
-  private static final byte[] LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] LETTERS =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+          .getBytes(StandardCharsets.US_ASCII);
   private final long seed;
   private final Size keySize;
 
@@ -46,7 +48,9 @@ final class KeyGen {
   }
 
   private static int draw(Size s, long h) {
-    return s.min() == s.max() ? s.min() : s.min() + (int) Long.remainderUnsigned(mix(h), s.max() - s.min() + 1L);
+    return s.min() == s.max()
+        ? s.min()
+        : s.min() + (int) Long.remainderUnsigned(mix(h), s.max() - s.min() + 1L);
   }
 
   static long mix(long z) {

@@ -12,10 +12,10 @@ import java.util.Set;
 
 /**
  * The runner's own model of the conflict rule: every acknowledged write (initial data included)
- * with the replica that acknowledged it and the version that replica returned. The expected state of
- * a key within a group of replicas is the maximum, under (version, origin, valueHash, tombstone),
- * of the writes acknowledged by the group's members; this is computed here independently of the
- * store's own apply path.
+ * with the replica that acknowledged it and the version that replica returned. The expected state
+ * of a key within a group of replicas is the maximum, under (version, origin, valueHash,
+ * tombstone), of the writes acknowledged by the group's members; this is computed here
+ * independently of the store's own apply path.
  */
 final class Model {
   /** One acknowledged write. */
@@ -78,7 +78,11 @@ final class Model {
     if (o == null) {
       return r.tombstone() ? 0 : -1;
     }
-    return ConflictRule.compare(new Record(r.key(), o.tombstone() ? null : o.value(), o.version(), o.origin(), o.tombstone()), r, spec);
+    return ConflictRule.compare(
+        new Record(
+            r.key(), o.tombstone() ? null : o.value(), o.version(), o.origin(), o.tombstone()),
+        r,
+        spec);
   }
 
   static String keyString(byte[] key) {

@@ -15,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Agents as separate OS processes ({@code java -jar reconcile.jar agent ...}), replica {@code i}
- * on 127.0.0.{10+i}; a crash is {@code kill -9} ({@link Process#destroyForcibly()}), a pause is
- * {@code kill -STOP}. Each agent's stderr (its log) goes to {@code LOGDIR/NAME.log}.
+ * Agents as separate OS processes ({@code java -jar reconcile.jar agent ...}), replica {@code i} on
+ * 127.0.0.{10+i}; a crash is {@code kill -9} ({@link Process#destroyForcibly()}), a pause is {@code
+ * kill -STOP}. Each agent's stderr (its log) goes to {@code LOGDIR/NAME.log}.
  */
 public final class ProcessCluster extends HttpCluster {
   private final Path jar;
@@ -26,7 +26,10 @@ public final class ProcessCluster extends HttpCluster {
 
   public ProcessCluster(Path jar, Path logDir) {
     if (!Files.isRegularFile(jar)) {
-      throw new IllegalArgumentException("no agent jar at " + jar + " (build it: ./mvnw -B -ntp -o -pl cli -am package -DskipTests)");
+      throw new IllegalArgumentException(
+          "no agent jar at "
+              + jar
+              + " (build it: ./mvnw -B -ntp -o -pl cli -am package -DskipTests)");
     }
     this.jar = jar;
     this.logDir = logDir;
@@ -42,7 +45,8 @@ public final class ProcessCluster extends HttpCluster {
       return Path.of(p);
     }
     try {
-      Path self = Path.of(ProcessCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      Path self =
+          Path.of(ProcessCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI());
       if (Files.isRegularFile(self) && self.getFileName().toString().equals("reconcile.jar")) {
         return self;
       }
@@ -81,12 +85,17 @@ public final class ProcessCluster extends HttpCluster {
     cmd.add(jar.toString());
     cmd.addAll(agentArgs(config));
     Process p =
-        new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        new ProcessBuilder(cmd)
+            .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.PIPE)
+            .start();
     CompletableFuture<Endpoint> ready = new CompletableFuture<>();
     Thread reader =
         new Thread(
             () -> {
-              try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+              try (BufferedReader r =
+                  new BufferedReader(
+                      new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
                   Endpoint e = parseListening(line);
@@ -97,7 +106,14 @@ public final class ProcessCluster extends HttpCluster {
               } catch (IOException e) {
                 // process gone
               }
-              ready.completeExceptionally(new IllegalStateException("agent " + name + " exited before listening (exit " + exitOf(p) + "); log: " + tail(log)));
+              ready.completeExceptionally(
+                  new IllegalStateException(
+                      "agent "
+                          + name
+                          + " exited before listening (exit "
+                          + exitOf(p)
+                          + "); log: "
+                          + tail(log)));
             },
             "agent-" + name + "-stdout");
     reader.setDaemon(true);
@@ -108,7 +124,8 @@ public final class ProcessCluster extends HttpCluster {
       return e;
     } catch (TimeoutException e) {
       p.destroyForcibly();
-      throw new IllegalStateException("agent " + name + " did not listen within 90 s; log: " + tail(log));
+      throw new IllegalStateException(
+          "agent " + name + " did not listen within 90 s; log: " + tail(log));
     } catch (java.util.concurrent.ExecutionException e) {
       throw (Exception) e.getCause();
     }
@@ -158,7 +175,8 @@ public final class ProcessCluster extends HttpCluster {
     if (p == null) {
       throw new IllegalStateException("replica " + name + " is down");
     }
-    int rc = new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start().waitFor();
+    int rc =
+        new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start().waitFor();
     if (rc != 0) {
       throw new IllegalStateException("kill -" + sig + " " + p.pid() + " failed with " + rc);
     }

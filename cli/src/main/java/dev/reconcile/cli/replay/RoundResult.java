@@ -3,7 +3,8 @@ package dev.reconcile.cli.replay;
 /**
  * One repair round as the initiator reported it.
  *
- * @param protocolBytes reconciliation bytes both ways (handshake, fingerprints, estimator, IBLTs, digests)
+ * @param protocolBytes reconciliation bytes both ways (handshake, fingerprints, estimator, IBLTs,
+ *     digests)
  * @param recordsMoved records sent plus received
  * @param recordBytes record bytes sent plus received
  * @param difference elements found missing on either side

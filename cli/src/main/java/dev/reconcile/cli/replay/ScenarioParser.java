@@ -38,8 +38,6 @@ import java.util.Set;
  */
 public final class ScenarioParser {
   private static final Set<String> VIA = Set.of("ring", "star", "all");
-  private static final Set<String> LINK_KINDS = Set.of("partition", "heal", "blackhole", "delay", "reset");
-  private static final Set<String> LIFE_KINDS = Set.of("crash", "restart", "pause", "resume");
 
   private final Path file;
 
@@ -55,7 +53,8 @@ public final class ScenarioParser {
     try {
       root = new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
     } catch (IOException e) {
-      throw new ScenarioException("scenario " + file + ": not valid YAML: " + e.getMessage().split("\n")[0], e);
+      throw new ScenarioException(
+          "scenario " + file + ": not valid YAML: " + e.getMessage().split("\n")[0], e);
     }
     return new ScenarioParser(file).scenario(root);
   }
@@ -66,12 +65,24 @@ public final class ScenarioParser {
 
   private Scenario scenario(JsonNode root) {
     if (root == null || !root.isObject()) {
-      throw new ScenarioException("scenario " + file + ": must be a mapping with replicas, initial, timeline and expect");
+      throw new ScenarioException(
+          "scenario " + file + ": must be a mapping with replicas, initial, timeline and expect");
     }
-    only(root, "", "name", "description", "replicas", "config", "initial", "background", "timeline", "expect");
+    only(
+        root,
+        "",
+        "name",
+        "description",
+        "replicas",
+        "config",
+        "initial",
+        "background",
+        "timeline",
+        "expect");
     String fallbackName = file.getFileName().toString().replaceFirst("\\.ya?ml$", "");
     String name = root.has("name") ? text(root.get("name"), "name") : fallbackName;
-    String description = root.has("description") ? text(root.get("description"), "description") : "";
+    String description =
+        root.has("description") ? text(root.get("description"), "description") : "";
 
     JsonNode reps = root.get("replicas");
     if (reps == null) {
@@ -83,7 +94,8 @@ public final class ScenarioParser {
         replicas.put(replicaName(reps.get(i), "replicas[" + i + "]"), Map.of());
       }
     } else if (reps.isObject()) {
-      for (Iterator<Map.Entry<String, JsonNode>> it = reps.fields(); it.hasNext(); ) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = reps.properties().iterator();
+          it.hasNext(); ) {
         var e = it.next();
         String f = "replicas." + e.getKey();
         replicaName(new com.fasterxml.jackson.databind.node.TextNode(e.getKey()), f);
@@ -129,12 +141,23 @@ public final class ScenarioParser {
       }
     }
     Expect expect = expect(root.get("expect"), replicas.keySet());
-    Scenario sc = new Scenario(file, name, description, replicas, config, initial, background, List.copyOf(timeline), expect);
+    Scenario sc =
+        new Scenario(
+            file,
+            name,
+            description,
+            replicas,
+            config,
+            initial,
+            background,
+            List.copyOf(timeline),
+            expect);
     for (String r : replicas.keySet()) {
       try {
         AgentConfig.fromMap(ScenarioRunner.agentConfig(sc, r, Path.of("data")));
       } catch (AgentConfig.ConfigException e) {
-        throw fail(replicas.get(r).isEmpty() ? "config" : "replicas." + r + ".config", e.getMessage());
+        throw fail(
+            replicas.get(r).isEmpty() ? "config" : "replicas." + r + ".config", e.getMessage());
       }
     }
     return sc;
@@ -148,11 +171,12 @@ public final class ScenarioParser {
       return out;
     }
     object(n, f);
-    for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+    for (Iterator<Map.Entry<String, JsonNode>> it = n.properties().iterator(); it.hasNext(); ) {
       var e = it.next();
       String k = e.getKey();
       if (!AgentConfig.DEFAULTS.containsKey(k)) {
-        throw fail(f + "." + k, "not an agent config key (see docs/operations.md and docs/replay.md)");
+        throw fail(
+            f + "." + k, "not an agent config key (see docs/operations.md and docs/replay.md)");
       }
       if (Set.of("node-id", "data", "peer-listen", "http-listen", "peers").contains(k)) {
         throw fail(f + "." + k, "is set by the runner and cannot be overridden");
@@ -176,13 +200,21 @@ public final class ScenarioParser {
     if (n.has("generate")) {
       JsonNode gn = object(n.get("generate"), "initial.generate");
       only(gn, "initial.generate", "n", "key-size", "value-size", "seed");
-      int count = integer(required(gn, "n", "initial.generate"), "initial.generate.n", 0, 5_000_000);
-      Size ks = gn.has("key-size") ? size(gn.get("key-size"), "initial.generate.key-size", 12, 1024) : new Size(16, 16);
-      Size vs = gn.has("value-size") ? size(gn.get("value-size"), "initial.generate.value-size", 0, 1 << 20) : new Size(32, 32);
+      int count =
+          integer(required(gn, "n", "initial.generate"), "initial.generate.n", 0, 5_000_000);
+      Size ks =
+          gn.has("key-size")
+              ? size(gn.get("key-size"), "initial.generate.key-size", 12, 1024)
+              : new Size(16, 16);
+      Size vs =
+          gn.has("value-size")
+              ? size(gn.get("value-size"), "initial.generate.value-size", 0, 1 << 20)
+              : new Size(32, 32);
       long seed = gn.has("seed") ? longValue(gn.get("seed"), "initial.generate.seed") : 1;
       g = new Generate(count, ks, vs, seed);
     }
-    List<String> holders = n.has("holders") ? names(n.get("holders"), "initial.holders", names) : List.copyOf(names);
+    List<String> holders =
+        n.has("holders") ? names(n.get("holders"), "initial.holders", names) : List.copyOf(names);
     Map<String, Path> files = paths(n.get("files"), "initial.files", names, true);
     Map<String, Path> dirs = paths(n.get("from-dirs"), "initial.from-dirs", names, false);
     return new Initial(g, holders, files, dirs);
@@ -194,10 +226,12 @@ public final class ScenarioParser {
       return out;
     }
     object(n, f);
-    for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+    for (Iterator<Map.Entry<String, JsonNode>> it = n.properties().iterator(); it.hasNext(); ) {
       var e = it.next();
       if (!names.contains(e.getKey())) {
-        throw fail(f + "." + e.getKey(), "no replica of that name (replicas: " + String.join(", ", names) + ")");
+        throw fail(
+            f + "." + e.getKey(),
+            "no replica of that name (replicas: " + String.join(", ", names) + ")");
       }
       Path p = Path.of(text(e.getValue(), f + "." + e.getKey()));
       if (!p.isAbsolute()) {
@@ -205,7 +239,8 @@ public final class ScenarioParser {
         p = dir.resolve(p);
       }
       if (regularFile ? !Files.isRegularFile(p) : !Files.isDirectory(p)) {
-        throw fail(f + "." + e.getKey(), (regularFile ? "no such file: " : "no such directory: ") + p);
+        throw fail(
+            f + "." + e.getKey(), (regularFile ? "no such file: " : "no such directory: ") + p);
       }
       out.put(e.getKey(), p);
     }
@@ -215,7 +250,9 @@ public final class ScenarioParser {
   private Event event(int i, JsonNode n, Set<String> names) {
     String f = "timeline[" + i + "]";
     if (n == null || !n.isObject() || n.size() != 1) {
-      throw fail(f, "expected a mapping with exactly one event name (write, delete, repair, partition, heal, ...)");
+      throw fail(
+          f,
+          "expected a mapping with exactly one event name (write, delete, repair, partition, heal, ...)");
     }
     String kind = n.fieldNames().next();
     JsonNode v = n.get(kind);
@@ -226,7 +263,8 @@ public final class ScenarioParser {
         only(v, f, "on", "keys", "range", "count", "value-size", "async");
         List<String> on = names(required(v, "on", f), f + ".on", names);
         Keys keys = keys(v, f, kind.equals("delete"));
-        Size vs = v.has("value-size") ? size(v.get("value-size"), f + ".value-size", 0, 1 << 20) : null;
+        Size vs =
+            v.has("value-size") ? size(v.get("value-size"), f + ".value-size", 0, 1 << 20) : null;
         if (kind.equals("delete") && vs != null) {
           throw fail(f + ".value-size", "a delete has no value");
         }
@@ -240,7 +278,10 @@ public final class ScenarioParser {
         if (from.equals(to)) {
           throw fail(f + ".to", "a replica cannot repair with itself");
         }
-        String ex = v.has("expect") ? oneOf(v.get("expect"), f + ".expect", Set.of("ok", "fail", "any")) : "any";
+        String ex =
+            v.has("expect")
+                ? oneOf(v.get("expect"), f + ".expect", Set.of("ok", "fail", "any"))
+                : "any";
         return new Repair(i, from, to, bool(v, "async", f, false), ex);
       }
       case "partition", "heal", "blackhole", "delay", "reset" -> {
@@ -259,14 +300,24 @@ public final class ScenarioParser {
           }
           link = required(v, "link", f);
         } else if (kind.equals("delay") || kind.equals("reset")) {
-          throw fail(f, kind.equals("delay") ? "expected {link: [a, b], ms: 50}" : "expected {link: [a, b], after-bytes: 100000}");
+          throw fail(
+              f,
+              kind.equals("delay")
+                  ? "expected {link: [a, b], ms: 50}"
+                  : "expected {link: [a, b], after-bytes: 100000}");
         }
-        if (link != null && link.isTextual() && link.asText().equals("all") && kind.equals("heal")) {
+        if (link != null
+            && link.isTextual()
+            && link.asText().equals("all")
+            && kind.equals("heal")) {
           return new LinkFault(i, kind, "*", "*", 0);
         }
         List<String> pair = names(link, f + (v != null && v.isObject() ? ".link" : ""), names);
         if (pair.size() != 2 || pair.get(0).equals(pair.get(1))) {
-          throw fail(f, "a link is two distinct replicas, e.g. [a, b]" + (kind.equals("heal") ? ", or 'all'" : ""));
+          throw fail(
+              f,
+              "a link is two distinct replicas, e.g. [a, b]"
+                  + (kind.equals("heal") ? ", or 'all'" : ""));
         }
         return new LinkFault(i, kind, pair.get(0), pair.get(1), amount);
       }
@@ -284,13 +335,17 @@ public final class ScenarioParser {
           throw fail(f + ".link", "a link is two replicas, e.g. [a, b]");
         }
         long bytes = longValue(required(v, "bytes", f), f + ".bytes");
-        Duration t = v.has("timeout") ? duration(v.get("timeout"), f + ".timeout") : Duration.ofSeconds(60);
+        Duration t =
+            v.has("timeout") ? duration(v.get("timeout"), f + ".timeout") : Duration.ofSeconds(60);
         return new WaitBytes(i, pair.get(0), pair.get(1), bytes, t);
       }
       case "await" -> {
         return new Await(i);
       }
-      default -> throw fail(f, "unknown event (known: write, delete, repair, partition, heal, blackhole, delay, reset, crash, restart, pause, resume, sleep, wait, await)");
+      default ->
+          throw fail(
+              f,
+              "unknown event (known: write, delete, repair, partition, heal, blackhole, delay, reset, crash, restart, pause, resume, sleep, wait, await)");
     }
   }
 
@@ -327,13 +382,16 @@ public final class ScenarioParser {
       if (count > to - from) {
         throw fail(f + ".count", count + " keys cannot be drawn from a range of " + (to - from));
       }
-      return new Keys(null, from, to, count < 0 ? (int) Math.min(Integer.MAX_VALUE, to - from) : count);
+      return new Keys(
+          null, from, to, count < 0 ? (int) Math.min(Integer.MAX_VALUE, to - from) : count);
     }
     if (count < 0) {
       throw fail(f, "needs keys, range or count");
     }
     if (delete) {
-      throw fail(f + ".count", "a delete needs keys or a range (count alone would delete keys never written)");
+      throw fail(
+          f + ".count",
+          "a delete needs keys or a range (count alone would delete keys never written)");
     }
     return new Keys(null, -1, -1, count);
   }
@@ -343,7 +401,16 @@ public final class ScenarioParser {
       return new Expect(0, null, "all", List.of(List.copyOf(names)), true, true, true, 0, 0);
     }
     object(n, "expect");
-    only(n, "expect", "converge", "groups", "model", "no-loss", "no-resurrection", "min-doublings", "min-fallbacks");
+    only(
+        n,
+        "expect",
+        "converge",
+        "groups",
+        "model",
+        "no-loss",
+        "no-resurrection",
+        "min-doublings",
+        "min-fallbacks");
     int rounds = 0;
     Duration seconds = null;
     String via = "all";
@@ -351,7 +418,9 @@ public final class ScenarioParser {
       JsonNode c = object(n.get("converge"), "expect.converge");
       only(c, "expect.converge", "rounds", "within", "via");
       if (c.has("rounds") == c.has("within")) {
-        throw fail("expect.converge", "give either rounds (repairs the runner may add) or within (a duration, for background rounds)");
+        throw fail(
+            "expect.converge",
+            "give either rounds (repairs the runner may add) or within (a duration, for background rounds)");
       }
       if (c.has("rounds")) {
         rounds = integer(c.get("rounds"), "expect.converge.rounds", 0, 10_000);
@@ -381,16 +450,27 @@ public final class ScenarioParser {
       if (!seen.equals(names)) {
         Set<String> missing = new LinkedHashSet<>(names);
         missing.removeAll(seen);
-        throw fail("expect.groups", "every replica must be in a group; missing: " + String.join(", ", missing));
+        throw fail(
+            "expect.groups",
+            "every replica must be in a group; missing: " + String.join(", ", missing));
       }
     } else {
       groups.add(List.copyOf(names));
     }
     return new Expect(
-        rounds, seconds, via, List.copyOf(groups),
-        bool(n, "model", "expect", true), bool(n, "no-loss", "expect", true), bool(n, "no-resurrection", "expect", true),
-        n.has("min-doublings") ? integer(n.get("min-doublings"), "expect.min-doublings", 0, 1_000_000) : 0,
-        n.has("min-fallbacks") ? integer(n.get("min-fallbacks"), "expect.min-fallbacks", 0, 1_000_000) : 0);
+        rounds,
+        seconds,
+        via,
+        List.copyOf(groups),
+        bool(n, "model", "expect", true),
+        bool(n, "no-loss", "expect", true),
+        bool(n, "no-resurrection", "expect", true),
+        n.has("min-doublings")
+            ? integer(n.get("min-doublings"), "expect.min-doublings", 0, 1_000_000)
+            : 0,
+        n.has("min-fallbacks")
+            ? integer(n.get("min-fallbacks"), "expect.min-fallbacks", 0, 1_000_000)
+            : 0);
   }
 
   // ------------------------------------------------------------------ scalars
@@ -400,7 +480,9 @@ public final class ScenarioParser {
     for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
       String k = it.next();
       if (!ok.contains(k)) {
-        throw fail(f.isEmpty() ? k : f + "." + k, "unknown field (allowed here: " + String.join(", ", allowed) + ")");
+        throw fail(
+            f.isEmpty() ? k : f + "." + k,
+            "unknown field (allowed here: " + String.join(", ", allowed) + ")");
       }
     }
   }
@@ -461,7 +543,8 @@ public final class ScenarioParser {
   private String oneOf(JsonNode n, String f, Set<String> allowed) {
     String s = text(n, f);
     if (!allowed.contains(s)) {
-      throw fail(f, "'" + s + "' is not one of " + String.join(", ", new java.util.TreeSet<>(allowed)));
+      throw fail(
+          f, "'" + s + "' is not one of " + String.join(", ", new java.util.TreeSet<>(allowed)));
     }
     return s;
   }

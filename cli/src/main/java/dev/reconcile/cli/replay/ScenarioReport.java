@@ -6,8 +6,10 @@ import java.util.Locale;
 /**
  * What one scenario run did and whether each expectation held.
  *
- * @param rounds repair rounds started (timeline, background excluded, and the runner's settling rounds)
- * @param convergeMillis from the start of the timeline until every group was seen converged (-1: never)
+ * @param rounds repair rounds started (timeline, background excluded, and the runner's settling
+ *     rounds)
+ * @param convergeMillis from the start of the timeline until every group was seen converged (-1:
+ *     never)
  */
 public record ScenarioReport(
     String name,
@@ -35,15 +37,35 @@ public record ScenarioReport(
 
   public String text() {
     StringBuilder sb = new StringBuilder();
-    sb.append(String.format(Locale.ROOT, "scenario %s (%s, %d replicas): %s%n", name, mode, replicas, passed() ? "PASS" : "FAIL"));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "scenario %s (%s, %d replicas): %s%n",
+            name,
+            mode,
+            replicas,
+            passed() ? "PASS" : "FAIL"));
     sb.append(
         String.format(
             Locale.ROOT,
             "  rounds %d (%d failed), protocol %s, records moved %d (%s), doublings %d, fallbacks %d, converged %s, wall %s%n",
-            rounds, failedRounds, bytes(protocolBytes), recordsMoved, bytes(recordBytes), doublings, fallbacks,
-            convergeMillis < 0 ? "never" : "after " + millis(convergeMillis), millis(wallMillis)));
+            rounds,
+            failedRounds,
+            bytes(protocolBytes),
+            recordsMoved,
+            bytes(recordBytes),
+            doublings,
+            fallbacks,
+            convergeMillis < 0 ? "never" : "after " + millis(convergeMillis),
+            millis(wallMillis)));
     for (Check c : checks) {
-      sb.append("  [").append(c.ok() ? "ok" : "FAIL").append("] ").append(c.name()).append(": ").append(c.detail()).append('\n');
+      sb.append("  [")
+          .append(c.ok() ? "ok" : "FAIL")
+          .append("] ")
+          .append(c.name())
+          .append(": ")
+          .append(c.detail())
+          .append('\n');
     }
     return sb.toString();
   }
@@ -72,7 +94,20 @@ public record ScenarioReport(
     return String.format(
         Locale.ROOT,
         "| %s | %s | %d | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %s | %s | %s |",
-        name, mode, replicas, initialRecords, acks, rounds, failedRounds, protocolBytes, recordsMoved, recordBytes, doublings, fallbacks,
-        convergeMillis < 0 ? "never" : millis(convergeMillis), millis(wallMillis), passed() ? "pass" : "FAIL");
+        name,
+        mode,
+        replicas,
+        initialRecords,
+        acks,
+        rounds,
+        failedRounds,
+        protocolBytes,
+        recordsMoved,
+        recordBytes,
+        doublings,
+        fallbacks,
+        convergeMillis < 0 ? "never" : millis(convergeMillis),
+        millis(wallMillis),
+        passed() ? "pass" : "FAIL");
   }
 }

@@ -42,9 +42,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Replays one {@link Scenario} on a {@link Cluster}: seeds the data directories, starts the agents
  * behind one {@link FaultProxy} per directed link, plays the timeline, lets the cluster settle
- * (runner repairs, or background rounds) and checks the expectations against its own {@link
- * Model}. Every replica reaches every other only through the proxies, so faults hit the peer
- * protocol and nothing else.
+ * (runner repairs, or background rounds) and checks the expectations against its own {@link Model}.
+ * Every replica reaches every other only through the proxies, so faults hit the peer protocol and
+ * nothing else.
  */
 public final class ScenarioRunner {
   /** Agent settings every scenario starts from (the scenario's {@code config} overrides them). */
@@ -85,6 +85,7 @@ public final class ScenarioRunner {
   private KeyGen gen;
   private Size valueSize = new Size(32, 32);
   private long initialRecords;
+
   /** Version of the first seeded record: two minutes in the past, the same for every replica. */
   private final long seedBase = (System.currentTimeMillis() - 120_000) << 16;
 
@@ -136,7 +137,8 @@ public final class ScenarioRunner {
         } catch (ScenarioException x) {
           throw x;
         } catch (Exception x) {
-          throw new ScenarioException("scenario " + s.file() + ": timeline[" + e.index() + "]: " + x, x);
+          throw new ScenarioException(
+              "scenario " + s.file() + ": timeline[" + e.index() + "]: " + x, x);
         }
       }
       awaitPending();
@@ -171,14 +173,35 @@ public final class ScenarioRunner {
       }
     }
     if (s.expect().minDoublings() > 0) {
-      checks.add(new Check("at least " + s.expect().minDoublings() + " table doublings", dbl >= s.expect().minDoublings(), dbl + " doublings"));
+      checks.add(
+          new Check(
+              "at least " + s.expect().minDoublings() + " table doublings",
+              dbl >= s.expect().minDoublings(),
+              dbl + " doublings"));
     }
     if (s.expect().minFallbacks() > 0) {
-      checks.add(new Check("at least " + s.expect().minFallbacks() + " fallbacks", fb >= s.expect().minFallbacks(), fb + " partitions fell back"));
+      checks.add(
+          new Check(
+              "at least " + s.expect().minFallbacks() + " fallbacks",
+              fb >= s.expect().minFallbacks(),
+              fb + " partitions fell back"));
     }
     return new ScenarioReport(
-        s.name(), cluster.mode(), names.size(), initialRecords, model.acks(), List.copyOf(checks), rounds.size(), failed, proto, moved, rb, dbl, fb,
-        convergeMillis, (System.nanoTime() - wall0) / 1_000_000);
+        s.name(),
+        cluster.mode(),
+        names.size(),
+        initialRecords,
+        model.acks(),
+        List.copyOf(checks),
+        rounds.size(),
+        failed,
+        proto,
+        moved,
+        rb,
+        dbl,
+        fb,
+        convergeMillis,
+        (System.nanoTime() - wall0) / 1_000_000);
   }
 
   // ------------------------------------------------------------------ set-up
@@ -228,7 +251,10 @@ public final class ScenarioRunner {
     say("%d replicas up (%s), %d initial records", names.size(), cluster.mode(), initialRecords);
   }
 
-  /** Copies from-dirs, writes generated and file records straight into the store, acknowledging them in the model. */
+  /**
+   * Copies from-dirs, writes generated and file records straight into the store, acknowledging them
+   * in the model.
+   */
   private void seed(String name, AgentConfig ac, Path data) throws IOException {
     Path from = s.initial().fromDirs().get(name);
     if (from != null) {
@@ -256,7 +282,17 @@ public final class ScenarioRunner {
           byte[] v = tab < 0 ? new byte[0] : KeyCodec.decode(l.substring(tab + 1));
           records.add(Record.of(k, v, base + (1L << 32) + line, SEED_ORIGIN));
         } catch (IllegalArgumentException e) {
-          throw new ScenarioException("scenario " + s.file() + ": initial.files." + name + ": " + file + " line " + line + ": " + e.getMessage());
+          throw new ScenarioException(
+              "scenario "
+                  + s.file()
+                  + ": initial.files."
+                  + name
+                  + ": "
+                  + file
+                  + " line "
+                  + line
+                  + ": "
+                  + e.getMessage());
         }
       }
     }
@@ -266,7 +302,10 @@ public final class ScenarioRunner {
     EstimatorFactory est = StrataEstimatorFactory.defaults();
     try (ReplicaStore store =
         ReplicaStore.open(
-            StoreOptions.builder(data, ReplicaAgent.sketchParams(ac, est), est).nodeId(name).tombstoneGrace(ac.tombstoneGrace()).build())) {
+            StoreOptions.builder(data, ReplicaAgent.sketchParams(ac, est), est)
+                .nodeId(name)
+                .tombstoneGrace(ac.tombstoneGrace())
+                .build())) {
       if (from != null) {
         store.forEachRecord(r -> model.ack(name, r));
         initialRecords += store.recordCount();
@@ -275,7 +314,8 @@ public final class ScenarioRunner {
         store.apply(records.subList(i, Math.min(records.size(), i + 10_000)));
       }
     } catch (RuntimeException e) {
-      throw new ScenarioException("scenario " + s.file() + ": initial data of " + name + ": " + e.getMessage(), e);
+      throw new ScenarioException(
+          "scenario " + s.file() + ": initial data of " + name + ": " + e.getMessage(), e);
     }
     for (Record r : records) {
       model.ack(name, r);
@@ -288,13 +328,15 @@ public final class ScenarioRunner {
         from,
         new SimpleFileVisitor<>() {
           @Override
-          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+          public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs)
+              throws IOException {
             Files.createDirectories(to.resolve(from.relativize(dir).toString()));
             return FileVisitResult.CONTINUE;
           }
 
           @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
+              throws IOException {
             if (!file.getFileName().toString().equals("LOCK")) {
               Files.copy(file, to.resolve(from.relativize(file).toString()));
             }
@@ -336,20 +378,24 @@ public final class ScenarioRunner {
   private void play(Event e) throws Exception {
     if (e instanceof Scenario.Write w) {
       if (w.async()) {
-        pending.add(async.submit(() -> {
-          write(w);
-          return null;
-        }));
+        pending.add(
+            async.submit(
+                () -> {
+                  write(w);
+                  return null;
+                }));
       } else {
         write(w);
       }
     } else if (e instanceof Scenario.Repair r) {
       linkBaseline.put(pairKey(r.from(), r.to()), linkBytes(r.from(), r.to()));
       if (r.async()) {
-        pending.add(async.submit(() -> {
-          repair(r);
-          return null;
-        }));
+        pending.add(
+            async.submit(
+                () -> {
+                  repair(r);
+                  return null;
+                }));
       } else {
         repair(r);
       }
@@ -403,7 +449,14 @@ public final class ScenarioRunner {
     Size vs = w.valueSize() == null ? valueSize : w.valueSize();
     for (String name : w.on()) {
       if (!cluster.running(name)) {
-        throw new ScenarioException("scenario " + s.file() + ": timeline[" + w.index() + "]: replica " + name + " is down (restart it first)");
+        throw new ScenarioException(
+            "scenario "
+                + s.file()
+                + ": timeline["
+                + w.index()
+                + "]: replica "
+                + name
+                + " is down (restart it first)");
       }
       long origin = NodeIds.origin(name);
       for (int i = 0; i < keys.size(); i++) {
@@ -418,12 +471,15 @@ public final class ScenarioRunner {
         }
       }
     }
-    say("timeline[%d]: %s %d keys on %s", w.index(), w.delete() ? "deleted" : "wrote", keys.size(), String.join(",", w.on()));
+    say(
+        "timeline[%d]: %s %d keys on %s",
+        w.index(), w.delete() ? "deleted" : "wrote", keys.size(), String.join(",", w.on()));
   }
 
   private RoundResult repairNow(String from, String to) throws Exception {
     if (!cluster.running(from)) {
-      RoundResult r = new RoundResult(from, to, false, "initiator " + from + " is down", 0, 0, 0, 0, 0, 0, 0);
+      RoundResult r =
+          new RoundResult(from, to, false, "initiator " + from + " is down", 0, 0, 0, 0, 0, 0, 0);
       rounds.add(r);
       return r;
     }
@@ -436,14 +492,22 @@ public final class ScenarioRunner {
     RoundResult r = repairNow(e.from(), e.to());
     say(
         "timeline[%d]: repair %s->%s %s: %d protocol bytes, %d records moved, %d ms",
-        e.index(), e.from(), e.to(), r.ok() ? "ok" : "failed (" + r.error() + ")", r.protocolBytes(), r.recordsMoved(), r.millis());
+        e.index(),
+        e.from(),
+        e.to(),
+        r.ok() ? "ok" : "failed (" + r.error() + ")",
+        r.protocolBytes(),
+        r.recordsMoved(),
+        r.millis());
     if (!e.expect().equals("any")) {
       boolean ok = e.expect().equals("ok") == r.ok();
       checks.add(
           new Check(
               "timeline[" + e.index() + "] repair " + e.from() + "->" + e.to() + " " + e.expect(),
               ok,
-              r.ok() ? "round ok, " + r.recordsMoved() + " records moved" : "round failed: " + r.error()));
+              r.ok()
+                  ? "round ok, " + r.recordsMoved() + " records moved"
+                  : "round failed: " + r.error()));
     }
   }
 
@@ -461,7 +525,20 @@ public final class ScenarioRunner {
     long seen;
     while ((seen = linkBytes(w.a(), w.b()) - base) < w.bytes()) {
       if (System.nanoTime() > deadline) {
-        checks.add(new Check("timeline[" + w.index() + "] wait", false, "link " + w.a() + "-" + w.b() + " carried only " + seen + " of " + w.bytes() + " bytes in " + w.timeout()));
+        checks.add(
+            new Check(
+                "timeline[" + w.index() + "] wait",
+                false,
+                "link "
+                    + w.a()
+                    + "-"
+                    + w.b()
+                    + " carried only "
+                    + seen
+                    + " of "
+                    + w.bytes()
+                    + " bytes in "
+                    + w.timeout()));
         return;
       }
       Thread.sleep(5);
@@ -572,7 +649,11 @@ public final class ScenarioRunner {
       while (!(ok = allConverged()) && System.nanoTime() < deadline) {
         Thread.sleep(100);
       }
-      checks.add(new Check("converge within " + ex.seconds().toMillis() + " ms", ok, ok ? "every group converged" : "not converged in time"));
+      checks.add(
+          new Check(
+              "converge within " + ex.seconds().toMillis() + " ms",
+              ok,
+              ok ? "every group converged" : "not converged in time"));
       return ok;
     }
     List<String[]> plan = new ArrayList<>();
@@ -583,14 +664,18 @@ public final class ScenarioRunner {
     while (!(ok = allConverged()) && extra < ex.rounds() && !plan.isEmpty()) {
       String[] p = plan.get(next++ % plan.size());
       RoundResult r = repairNow(p[0], p[1]);
-      say("settle: repair %s->%s %s, %d records moved", p[0], p[1], r.ok() ? "ok" : "failed (" + r.error() + ")", r.recordsMoved());
+      say(
+          "settle: repair %s->%s %s, %d records moved",
+          p[0], p[1], r.ok() ? "ok" : "failed (" + r.error() + ")", r.recordsMoved());
       extra++;
     }
     checks.add(
         new Check(
             "converge within " + ex.rounds() + " more rounds (" + ex.via() + ")",
             ok,
-            ok ? "converged after " + extra + " runner rounds" : "fingerprints still differ after " + extra + " runner rounds"));
+            ok
+                ? "converged after " + extra + " runner rounds"
+                : "fingerprints still differ after " + extra + " runner rounds"));
     return ok;
   }
 
@@ -609,7 +694,8 @@ public final class ScenarioRunner {
       List<String> keys = model.keys(members);
       for (String r : group) {
         if (!cluster.running(r) || paused.contains(r)) {
-          checks.add(new Check("replica " + r, false, "down or paused at the end: nothing to verify"));
+          checks.add(
+              new Check("replica " + r, false, "down or paused at the end: nothing to verify"));
           continue;
         }
         Map<String, Observed> seen = cluster.read(r, keys);
@@ -629,7 +715,14 @@ public final class ScenarioRunner {
           if (Model.compare(o, w, spec) != 0) {
             mismatches++;
             if (examples.size() < 5) {
-              examples.add(r + " key " + KeyCodec.encode(Model.keyBytes(k)) + ": has " + describe(o) + ", model " + describe(w));
+              examples.add(
+                  r
+                      + " key "
+                      + KeyCodec.encode(Model.keyBytes(k))
+                      + ": has "
+                      + describe(o)
+                      + ", model "
+                      + describe(w));
             }
           }
           if (w.tombstone() && o != null && !o.tombstone()) {
@@ -649,13 +742,30 @@ public final class ScenarioRunner {
           new Check(
               "final state equals the model",
               mismatches == 0 && extraRecords == 0,
-              keysChecked + " replica-keys checked, " + mismatches + " differ, " + extraRecords + " records unexplained" + ex5));
+              keysChecked
+                  + " replica-keys checked, "
+                  + mismatches
+                  + " differ, "
+                  + extraRecords
+                  + " records unexplained"
+                  + ex5));
     }
     if (ex.noLoss()) {
-      checks.add(new Check("no acknowledged write lost", lost == 0, model.acks() + " acknowledged writes, " + lost + " lost (final state older than the write)"));
+      checks.add(
+          new Check(
+              "no acknowledged write lost",
+              lost == 0,
+              model.acks()
+                  + " acknowledged writes, "
+                  + lost
+                  + " lost (final state older than the write)"));
     }
     if (ex.noResurrection()) {
-      checks.add(new Check("no deleted key resurrected", resurrected == 0, resurrected + " deleted keys live again"));
+      checks.add(
+          new Check(
+              "no deleted key resurrected",
+              resurrected == 0,
+              resurrected + " deleted keys live again"));
     }
   }
 
@@ -663,10 +773,18 @@ public final class ScenarioRunner {
     if (o == null) {
       return "nothing";
     }
-    return (o.tombstone() ? "tombstone" : o.value().length + "B") + "@" + HybridClock.describe(o.version()) + "/" + Long.toHexString(o.origin());
+    return (o.tombstone() ? "tombstone" : o.value().length + "B")
+        + "@"
+        + HybridClock.describe(o.version())
+        + "/"
+        + Long.toHexString(o.origin());
   }
 
   private static String describe(Record r) {
-    return (r.tombstone() ? "tombstone" : r.value().length + "B") + "@" + HybridClock.describe(r.version()) + "/" + Long.toHexString(r.origin());
+    return (r.tombstone() ? "tombstone" : r.value().length + "B")
+        + "@"
+        + HybridClock.describe(r.version())
+        + "/"
+        + Long.toHexString(r.origin());
   }
 }

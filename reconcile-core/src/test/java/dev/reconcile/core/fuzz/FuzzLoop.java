@@ -2,15 +2,15 @@ package dev.reconcile.core.fuzz;
 
 import java.time.Duration;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Runs a decoder over many seeded inputs. Each input {@code i} gets its own {@link SplittableRandom}
- * seeded with {@code seed(base, i)}, so any failure names the one seed that reproduces it (add it to
- * the decoder's regression {@code @ValueSource}). The body returns normally when the decoder
- * accepted the input or rejected it with a documented checked exception and a clear message;
- * anything else (another exception, an error, a blank message, an input over the time bound) fails
- * the test with the seed in the message. Totals go to stdout as one {@code fuzz ...} line.
+ * Runs a decoder over many seeded inputs. Each input {@code i} gets its own {@link
+ * SplittableRandom} seeded with {@code seed(base, i)}, so any failure names the one seed that
+ * reproduces it (add it to the decoder's regression {@code @ValueSource}). The body returns
+ * normally when the decoder accepted the input or rejected it with a documented checked exception
+ * and a clear message; anything else (another exception, an error, a blank message, an input over
+ * the time bound) fails the test with the seed in the message. Totals go to stdout as one {@code
+ * fuzz ...} line.
  */
 public final class FuzzLoop {
   /** Longest time one input may take before it counts as a hang. */
@@ -42,11 +42,28 @@ public final class FuzzLoop {
       accepted = body.run(new SplittableRandom(seed));
     } catch (Throwable t) {
       throw new AssertionError(
-          "fuzz " + name + ": seed " + seed + "L: unexpected " + t.getClass().getName() + ": " + t.getMessage(), t);
+          "fuzz "
+              + name
+              + ": seed "
+              + seed
+              + "L: unexpected "
+              + t.getClass().getName()
+              + ": "
+              + t.getMessage(),
+          t);
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
     if (ms > bound.toMillis()) {
-      throw new AssertionError("fuzz " + name + ": seed " + seed + "L took " + ms + " ms (bound " + bound.toMillis() + " ms)");
+      throw new AssertionError(
+          "fuzz "
+              + name
+              + ": seed "
+              + seed
+              + "L took "
+              + ms
+              + " ms (bound "
+              + bound.toMillis()
+              + " ms)");
     }
     return accepted;
   }
@@ -58,16 +75,17 @@ public final class FuzzLoop {
 
   /** As {@link #run(String, long, long, Body)} with another per-input time bound. */
   public static long run(String name, long base, long n, Duration bound, Body body) {
-    AtomicLong accepted = new AtomicLong();
+    long accepted = 0;
     long t0 = System.nanoTime();
     for (long i = 0; i < n; i++) {
       if (one(name, seed(base, i), bound, body)) {
-        accepted.incrementAndGet();
+        accepted++;
       }
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
     System.out.printf(
-        "fuzz %s: %d inputs (%d accepted, %d rejected) in %d ms%n", name, n, accepted.get(), n - accepted.get(), ms);
+        "fuzz %s: %d inputs (%d accepted, %d rejected) in %d ms%n",
+        name, n, accepted, n - accepted, ms);
     return n;
   }
 

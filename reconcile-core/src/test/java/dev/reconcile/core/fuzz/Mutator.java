@@ -13,19 +13,47 @@ import java.util.SplittableRandom;
  * byte-level (bit flips, extreme bytes, truncation, extension, insertion, deletion, duplication,
  * splices, random bytes) and protobuf field-level (a scalar set to an extreme value, a bytes field
  * emptied or grown, a repeated field flooded with entries, a sub-message cleared). Every mutation
- * is a pure function of the {@link SplittableRandom}, so a failing input is reproduced from its seed.
+ * is a pure function of the {@link SplittableRandom}, so a failing input is reproduced from its
+ * seed.
  */
 public final class Mutator {
   /** Values that hurt integer fields: zero, one, signs, bounds, shifts near allocation limits. */
   private static final long[] EXTREMES = {
-    0, 1, 2, 3, 7, 26, 31, 32, 63, 64, 255, 256, 65_535, 65_536, 1 << 20, 1 << 24, 1 << 26, 1 << 30,
-    Integer.MAX_VALUE, Integer.MIN_VALUE, -1, -2, 0xFFFF_FFFFL, 1L << 32, 1L << 48, Long.MAX_VALUE,
+    0,
+    1,
+    2,
+    3,
+    7,
+    26,
+    31,
+    32,
+    63,
+    64,
+    255,
+    256,
+    65_535,
+    65_536,
+    1 << 20,
+    1 << 24,
+    1 << 26,
+    1 << 30,
+    Integer.MAX_VALUE,
+    Integer.MIN_VALUE,
+    -1,
+    -2,
+    0xFFFF_FFFFL,
+    1L << 32,
+    1L << 48,
+    Long.MAX_VALUE,
     Long.MIN_VALUE
   };
 
   private Mutator() {}
 
-  /** Fuzz size multiplier: system property {@code reconcile.fuzz.scale} (1 by default, 100 under -Pfuzz). */
+  /**
+   * Fuzz size multiplier: system property {@code reconcile.fuzz.scale} (1 by default, 100 under
+   * -Pfuzz).
+   */
   public static int scale() {
     return Math.max(1, Integer.getInteger("reconcile.fuzz.scale", 1));
   }
@@ -133,7 +161,8 @@ public final class Mutator {
   }
 
   private static Message editSomewhere(Message m, SplittableRandom r, int depth) {
-    List<FieldDescriptor> fields = new ArrayList<>(m.getAllFields().keySet()); // mostly edit what is set
+    List<FieldDescriptor> fields =
+        new ArrayList<>(m.getAllFields().keySet()); // mostly edit what is set
     if (fields.isEmpty() || r.nextInt(4) == 0) {
       fields = new ArrayList<>(m.getDescriptorForType().getFields());
     }

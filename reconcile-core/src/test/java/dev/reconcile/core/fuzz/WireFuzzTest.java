@@ -24,11 +24,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Fuzzing of the core decoders of network input: {@link Wire#readIblt} (then peeling what it
- * accepted), {@link Wire#unpackLongs}, {@link Wire#unpackFingerprints} and {@link Envelope#parseFrom}.
- * Documented rejections: {@link InvalidProtocolBufferException} (parse) and {@link ProtocolException}.
+ * accepted), {@link Wire#unpackLongs}, {@link Wire#unpackFingerprints} and {@link
+ * Envelope#parseFrom}. Documented rejections: {@link InvalidProtocolBufferException} (parse) and
+ * {@link ProtocolException}.
  */
 class WireFuzzTest {
-  private static final SketchParams PARAMS = TestSets.params(11, 2, 10, ExactEstimator.factory(1).params());
+  private static final SketchParams PARAMS =
+      TestSets.params(11, 2, 10, ExactEstimator.factory(1).params());
   private static final int N = 4000 * Mutator.scale();
   private static final List<dev.reconcile.core.wire.Iblt> BASES = bases();
 
@@ -70,12 +72,14 @@ class WireFuzzTest {
     // Accepted: it must have exactly the allowed shape's cells, and peeling it must end.
     assertThat(PARAMS.allows(t.shape())).isTrue();
     PeelResult p = t.peel();
-    assertThat((long) p.onlyHere().length + p.onlyThere().length).isLessThanOrEqualTo(t.shape().cells());
+    assertThat((long) p.onlyHere().length + p.onlyThere().length)
+        .isLessThanOrEqualTo(t.shape().cells());
     return true;
   }
 
   static boolean unpack(SplittableRandom r) {
-    ByteString s = ByteString.copyFrom(Mutator.random(r, r.nextInt(r.nextInt(8) == 0 ? 100_000 : 200)));
+    ByteString s =
+        ByteString.copyFrom(Mutator.random(r, r.nextInt(r.nextInt(8) == 0 ? 100_000 : 200)));
     int cap = r.nextInt(4) == 0 ? Integer.MAX_VALUE : r.nextInt(20_000);
     int parts = r.nextInt(4) == 0 ? Integer.MAX_VALUE / 8 : r.nextInt(64);
     boolean ok = true;
@@ -99,11 +103,16 @@ class WireFuzzTest {
     byte[] in =
         r.nextBoolean()
             ? Mutator.random(r, r.nextInt(512))
-            : Mutator.mutateBytes(Envelope.newBuilder().setFormatVersion(1).setSequence(3)
-                .setIblt(dev.reconcile.core.wire.IbltOffer.newBuilder().setTable(BASES.get(1))).build().toByteArray(), r);
+            : Mutator.mutateBytes(
+                Envelope.newBuilder()
+                    .setFormatVersion(1)
+                    .setSequence(3)
+                    .setIblt(dev.reconcile.core.wire.IbltOffer.newBuilder().setTable(BASES.get(1)))
+                    .build()
+                    .toByteArray(),
+                r);
     try {
-      Envelope.parseFrom(in);
-      return true;
+      return Envelope.parseFrom(in).getSerializedSize() >= 0;
     } catch (InvalidProtocolBufferException e) {
       FuzzLoop.clearMessage("Envelope.parseFrom", e);
       return false;
@@ -112,17 +121,23 @@ class WireFuzzTest {
 
   @Test
   void readIbltSurvivesMutatedTables() {
-    assertTimeoutPreemptively(Duration.ofSeconds(120L * Mutator.scale()), () -> FuzzLoop.run("Wire.readIblt", 1, N, WireFuzzTest::readIblt));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(120L * Mutator.scale()),
+        () -> FuzzLoop.run("Wire.readIblt", 1, N, WireFuzzTest::readIblt));
   }
 
   @Test
   void unpackSurvivesRandomBytes() {
-    assertTimeoutPreemptively(Duration.ofSeconds(60L * Mutator.scale()), () -> FuzzLoop.run("Wire.unpack", 2, N, WireFuzzTest::unpack));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(60L * Mutator.scale()),
+        () -> FuzzLoop.run("Wire.unpack", 2, N, WireFuzzTest::unpack));
   }
 
   @Test
   void envelopeParserSurvivesRandomAndMutatedBytes() {
-    assertTimeoutPreemptively(Duration.ofSeconds(60L * Mutator.scale()), () -> FuzzLoop.run("Envelope.parseFrom", 3, N, WireFuzzTest::envelope));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(60L * Mutator.scale()),
+        () -> FuzzLoop.run("Envelope.parseFrom", 3, N, WireFuzzTest::envelope));
   }
 
   /** Regression seeds (none found so far; a failing seed from the loops above goes here). */

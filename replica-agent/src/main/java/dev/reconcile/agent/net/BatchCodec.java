@@ -49,13 +49,19 @@ public final class BatchCodec {
   }
 
   /**
-   * Validates a peer's batch (not empty, checksum, record count, key sizes, tombstones without values) and
-   * returns its records; a bad batch is refused whole.
+   * Validates a peer's batch (not empty, checksum, record count, key sizes, tombstones without
+   * values) and returns its records; a bad batch is refused whole.
    */
   public static List<Record> read(RecordBatch b, int maxRecords) throws ProtocolException {
     if (b.getRecordsCount() > maxRecords) {
       throw new ProtocolException(
-          Code.LIMIT, "batch " + b.getBatchSeq() + " has " + b.getRecordsCount() + " records, cap " + maxRecords);
+          Code.LIMIT,
+          "batch "
+              + b.getBatchSeq()
+              + " has "
+              + b.getRecordsCount()
+              + " records, cap "
+              + maxRecords);
     }
     if (b.getRecordsCount() == 0) {
       // Never sent (a sender splits non-empty lists); an empty batch with crc 0 is what a batch
@@ -74,12 +80,26 @@ public final class BatchCodec {
     for (dev.reconcile.core.wire.Record r : b.getRecordsList()) {
       if (r.getKey().isEmpty() || r.getKey().size() > MAX_KEY_BYTES) {
         throw new ProtocolException(
-            Code.MALFORMED, "batch " + b.getBatchSeq() + ": key of " + r.getKey().size() + " bytes (1.." + MAX_KEY_BYTES + ")");
+            Code.MALFORMED,
+            "batch "
+                + b.getBatchSeq()
+                + ": key of "
+                + r.getKey().size()
+                + " bytes (1.."
+                + MAX_KEY_BYTES
+                + ")");
       }
       if (r.getTombstone() && !r.getValue().isEmpty()) {
-        throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + ": tombstone with a value");
+        throw new ProtocolException(
+            Code.MALFORMED, "batch " + b.getBatchSeq() + ": tombstone with a value");
       }
-      out.add(new Record(r.getKey().toByteArray(), r.getValue().toByteArray(), r.getVersion(), r.getOrigin(), r.getTombstone()));
+      out.add(
+          new Record(
+              r.getKey().toByteArray(),
+              r.getValue().toByteArray(),
+              r.getVersion(),
+              r.getOrigin(),
+              r.getTombstone()));
     }
     return out;
   }

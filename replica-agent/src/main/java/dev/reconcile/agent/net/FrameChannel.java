@@ -12,11 +12,12 @@ import io.vertx.core.parsetools.RecordParser;
 import org.slf4j.LoggerFactory;
 
 /**
- * Length-prefixed protobuf frames over a Vert.x socket (see docs/wire-format.md): a 4-byte big-endian
- * length, checked against {@code maxFrameBytes} before the body is read, then one {@link Envelope}.
+ * Length-prefixed protobuf frames over a Vert.x socket (see docs/wire-format.md): a 4-byte
+ * big-endian length, checked against {@code maxFrameBytes} before the body is read, then one {@link
+ * Envelope}.
  *
- * <p>Runs on the socket's event loop and only moves bytes: parsing a frame is bounded by the cap, and
- * everything that touches the store or peels a table happens on worker threads in the caller.
+ * <p>Runs on the socket's event loop and only moves bytes: parsing a frame is bounded by the cap,
+ * and everything that touches the store or peels a table happens on worker threads in the caller.
  * Reading can be paused ({@link #pause}) for backpressure toward the peer.
  */
 public final class FrameChannel {
@@ -39,8 +40,8 @@ public final class FrameChannel {
   /**
    * @param maxFrameBytes largest frame body accepted, checked on the 4-byte header before the body
    *     is read (nothing is allocated from a larger claim)
-   * @param maxSessionBytes most bytes (headers and bodies) accepted from the peer on this connection,
-   *     also checked on each header before its body is read
+   * @param maxSessionBytes most bytes (headers and bodies) accepted from the peer on this
+   *     connection, also checked on each header before its body is read
    */
   public FrameChannel(NetSocket socket, int maxFrameBytes, long maxSessionBytes) {
     this.socket = socket;
@@ -79,14 +80,21 @@ public final class FrameChannel {
       long n = b.getUnsignedInt(0);
       bytesIn += 4;
       if (n == 0 || n > maxFrameBytes) {
-        violate("frame_size", "frame of " + n + " bytes refused (cap " + maxFrameBytes + ", max-frame-bytes)");
+        violate(
+            "frame_size",
+            "frame of " + n + " bytes refused (cap " + maxFrameBytes + ", max-frame-bytes)");
         return;
       }
       if (bytesIn + n > maxSessionBytes) {
         violate(
             "session_bytes",
-            "peer sent " + bytesIn + " bytes and announces a frame of " + n + " more: over the session cap of "
-                + maxSessionBytes + " (max-session-bytes)");
+            "peer sent "
+                + bytesIn
+                + " bytes and announces a frame of "
+                + n
+                + " more: over the session cap of "
+                + maxSessionBytes
+                + " (max-session-bytes)");
         return;
       }
       expectHeader = false;
@@ -107,7 +115,8 @@ public final class FrameChannel {
       frameHandler.handle(e);
     } catch (RuntimeException | LinkageError ex) {
       // A bug in the handler must not leave the connection half-alive until a timeout.
-      LoggerFactory.getLogger(FrameChannel.class).error("frame handler failed on a {} frame", e.getBodyCase(), ex);
+      LoggerFactory.getLogger(FrameChannel.class)
+          .error("frame handler failed on a {} frame", e.getBodyCase(), ex);
       close("internal error handling a " + e.getBodyCase() + " frame: " + ex);
     }
   }
@@ -131,10 +140,11 @@ public final class FrameChannel {
     if (!socket.writeQueueFull()) {
       h.handle(null);
     } else {
-      socket.drainHandler(v -> {
-        socket.drainHandler(null);
-        h.handle(null);
-      });
+      socket.drainHandler(
+          v -> {
+            socket.drainHandler(null);
+            h.handle(null);
+          });
     }
   }
 

@@ -1,9 +1,9 @@
 package dev.reconcile.agent.store;
 
 /**
- * Outcome of {@link ReplicaStore#apply}: {@code applied} records won and were written, {@code stale}
- * lost to the current record (or to another record of the same batch), {@code duplicate} were
- * identical under the conflict rule to the current record (a retried batch counts here).
+ * Outcome of {@link ReplicaStore#apply}: {@code applied} records won and were written, {@code
+ * stale} lost to the current record (or to another record of the same batch), {@code duplicate}
+ * were identical under the conflict rule to the current record (a retried batch counts here).
  */
 public record ApplyResult(int applied, int stale, int duplicate) {
   public static final ApplyResult EMPTY = new ApplyResult(0, 0, 0);

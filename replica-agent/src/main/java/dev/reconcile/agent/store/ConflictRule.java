@@ -13,17 +13,19 @@ import java.util.Comparator;
  * </pre>
  *
  * lexicographically, every field as an <em>unsigned</em> 64-bit number; the larger tuple wins.
- * Equal tuples are the same write (a duplicate; values that differ with equal 64-bit value hashes are
- * treated as the same write, probability 2^-64 per pair). Because this is a total order on the tuple,
- * the winner of a set of records does not depend on the order they arrive in, and applying a record
- * twice changes nothing. {@code valueHash} is the cluster's keyed {@link HashSpec#valueHash}; the
- * tombstone flag only decides between a tombstone and an empty value written with the same version by
- * the same origin, where the tombstone wins.
+ * Equal tuples are the same write (a duplicate; values that differ with equal 64-bit value hashes
+ * are treated as the same write, probability 2^-64 per pair). Because this is a total order on the
+ * tuple, the winner of a set of records does not depend on the order they arrive in, and applying a
+ * record twice changes nothing. {@code valueHash} is the cluster's keyed {@link
+ * HashSpec#valueHash}; the tombstone flag only decides between a tombstone and an empty value
+ * written with the same version by the same origin, where the tombstone wins.
  */
 public final class ConflictRule {
   private ConflictRule() {}
 
-  /** True when {@code incoming} strictly beats {@code current} ({@code current == null}: absent). */
+  /**
+   * True when {@code incoming} strictly beats {@code current} ({@code current == null}: absent).
+   */
   public static boolean wins(Record incoming, Record current, HashSpec spec) {
     return current == null || compare(incoming, current, spec) > 0;
   }
@@ -31,8 +33,14 @@ public final class ConflictRule {
   /** Sign of {@code a - b} in the conflict order (0: the same write). */
   public static int compare(Record a, Record b, HashSpec spec) {
     return compare(
-        a.version(), a.origin(), spec.valueHash(a.value()), a.tombstone(),
-        b.version(), b.origin(), spec.valueHash(b.value()), b.tombstone());
+        a.version(),
+        a.origin(),
+        spec.valueHash(a.value()),
+        a.tombstone(),
+        b.version(),
+        b.origin(),
+        spec.valueHash(b.value()),
+        b.tombstone());
   }
 
   /** The conflict order as a comparator: the maximum is the winner. */
@@ -42,8 +50,14 @@ public final class ConflictRule {
 
   /** The conflict order on precomputed fields (no hashing). */
   static int compare(
-      long versionA, long originA, long valueHashA, boolean tombA,
-      long versionB, long originB, long valueHashB, boolean tombB) {
+      long versionA,
+      long originA,
+      long valueHashA,
+      boolean tombA,
+      long versionB,
+      long originB,
+      long valueHashB,
+      boolean tombB) {
     int c = Long.compareUnsigned(versionA, versionB);
     if (c != 0) {
       return c;

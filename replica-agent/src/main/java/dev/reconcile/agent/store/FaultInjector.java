@@ -4,11 +4,12 @@ import org.rocksdb.RocksDBException;
 
 /**
  * Test-only fault injection: called by {@link ReplicaStore} inside every record write (local writes
- * and repair {@code apply}) just before the RocksDB write batch is committed, under the writer lock.
- * Throwing a {@link RocksDBException} there behaves exactly like RocksDB failing the write (I/O
- * error, full disk): the batch is not written, sketches and counters are unchanged, and the caller
- * gets a {@link StoreException}. Installed with {@link ReplicaStore#faultInjector(FaultInjector)};
- * production code never installs one (docs/security.md, "Faults").
+ * and repair {@code apply}) just before the RocksDB write batch is committed, under the writer
+ * lock. Throwing a {@link RocksDBException} there behaves exactly like RocksDB failing the write
+ * (I/O error, full disk): the batch is not written, sketches and counters are unchanged, and the
+ * caller gets a {@link StoreException}. Installed with {@link
+ * ReplicaStore#faultInjector(FaultInjector)}; production code never installs one (docs/security.md,
+ * "Faults").
  */
 @FunctionalInterface
 public interface FaultInjector {

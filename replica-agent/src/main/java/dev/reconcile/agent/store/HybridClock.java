@@ -11,12 +11,12 @@ import java.util.function.LongSupplier;
  * </pre>
  *
  * {@link #now()} returns {@code max(last + 1, wallMillis << 16)}: strictly increasing, close to the
- * wall clock, and after {@link #observe(long)} of a remote version, larger than it (so a local write
- * after a repair always beats what the repair brought). When more than 65 535 versions are taken in
- * one millisecond the logical counter carries into the physical part, which then runs slightly ahead
- * of the wall clock until the wall clock catches up. 48 bits of milliseconds last until the year
- * 10889. Versions compare as unsigned numbers, as in {@link ConflictRule}. Lock-free and
- * thread-safe.
+ * wall clock, and after {@link #observe(long)} of a remote version, larger than it (so a local
+ * write after a repair always beats what the repair brought). When more than 65 535 versions are
+ * taken in one millisecond the logical counter carries into the physical part, which then runs
+ * slightly ahead of the wall clock until the wall clock catches up. 48 bits of milliseconds last
+ * until the year 10889. Versions compare as unsigned numbers, as in {@link ConflictRule}. Lock-free
+ * and thread-safe.
  */
 public final class HybridClock {
   private final LongSupplier millis;

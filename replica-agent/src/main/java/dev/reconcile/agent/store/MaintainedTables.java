@@ -20,19 +20,19 @@ import java.util.Arrays;
  * count / key-sum / check-sum group operations; see its class comment), but:
  *
  * <ul>
- *   <li>the layout is interleaved: cell {@code i} is {@code long[2i] = keySum} and {@code long[2i+1]
- *       = count << 32 | checkSum}, so an update touches one 16-byte cell (one cache line) instead of
- *       three parallel arrays. Tables of 1-6 MB per partition do not stay in cache, and the write path
- *       was bound by these misses (about 1.8 us per overwrite with three arrays and two tables at
- *       {@code max = 14});
- *   <li>both ladders use the same {@code cellHash(x, j)} and {@code checkHash(x)}, computed once per
- *       element for both tables ({@code k + 1} hashes instead of {@code 2k + 2}).
+ *   <li>the layout is interleaved: cell {@code i} is {@code long[2i] = keySum} and {@code
+ *       long[2i+1] = count << 32 | checkSum}, so an update touches one 16-byte cell (one cache
+ *       line) instead of three parallel arrays. Tables of 1-6 MB per partition do not stay in
+ *       cache, and the write path was bound by these misses (about 1.8 us per overwrite with three
+ *       arrays and two tables at {@code max = 14});
+ *   <li>both ladders use the same {@code cellHash(x, j)} and {@code checkHash(x)}, computed once
+ *       per element for both tables ({@code k + 1} hashes instead of {@code 2k + 2}).
  * </ul>
  *
- * Counts are kept exactly (32 bits); {@link #fold} reduces them to the {@link CellLayout#WIDE} width
- * and hands the cells to {@link Iblt#readCells}, so sessions get ordinary tables. Tests compare every
- * folded shape cell by cell with tables built by direct insertion ({@code MemorySketches}). Not
- * thread-safe: {@link PartitionState} guards it.
+ * Counts are kept exactly (32 bits); {@link #fold} reduces them to the {@link CellLayout#WIDE}
+ * width and hands the cells to {@link Iblt#readCells}, so sessions get ordinary tables. Tests
+ * compare every folded shape cell by cell with tables built by direct insertion ({@code
+ * MemorySketches}). Not thread-safe: {@link PartitionState} guards it.
  */
 final class MaintainedTables {
   private final HashSpec spec;
@@ -54,7 +54,8 @@ final class MaintainedTables {
 
   private MaintainedTables(HashSpec spec, IbltShape shape1, IbltShape shape3) {
     if (shape1.base() != 1 || shape3.base() != 3 || shape1.hashCount() != shape3.hashCount()) {
-      throw new IllegalArgumentException("need a base-1 and a base-3 shape: " + shape1 + ", " + shape3);
+      throw new IllegalArgumentException(
+          "need a base-1 and a base-3 shape: " + shape1 + ", " + shape3);
     }
     this.spec = spec;
     this.k = shape1.hashCount();

@@ -9,13 +9,14 @@ import dev.reconcile.core.SketchParams;
 
 /**
  * The sketches of one partition, kept equal to the partition's element multiset: fingerprint,
- * difference estimator, and the two maintained IBLTs ({@link MaintainedTables}: the largest table of
- * each size ladder) from which every smaller {@link CellLayout#WIDE} table is folded. All are linear, so an overwrite is
- * {@code remove(old); add(new)} and the state does not depend on the order of operations.
+ * difference estimator, and the two maintained IBLTs ({@link MaintainedTables}: the largest table
+ * of each size ladder) from which every smaller {@link CellLayout#WIDE} table is folded. All are
+ * linear, so an overwrite is {@code remove(old); add(new)} and the state does not depend on the
+ * order of operations.
  *
- * <p>Memory: {@code 16 B x (maxShape.cells + maxShapeBase3.cells) = 16 x 1.75 x k x 2^max} bytes per
- * partition plus the estimator. Guarded by its own monitor: the single writer updates it after each
- * committed batch; readers copy or fold under the same monitor.
+ * <p>Memory: {@code 16 B x (maxShape.cells + maxShapeBase3.cells) = 16 x 1.75 x k x 2^max} bytes
+ * per partition plus the estimator. Guarded by its own monitor: the single writer updates it after
+ * each committed batch; readers copy or fold under the same monitor.
  */
 final class PartitionState {
   private final Fingerprint.Accumulator fingerprint;

@@ -5,12 +5,13 @@ import java.util.HexFormat;
 
 /**
  * One replicated record: a key, its value, the hybrid-logical-clock {@code version} of the write,
- * the {@code origin} (see {@link NodeIds#origin}) of the replica that made it, and a tombstone flag.
- * A delete is a tombstone with an empty value.
+ * the {@code origin} (see {@link NodeIds#origin}) of the replica that made it, and a tombstone
+ * flag. A delete is a tombstone with an empty value.
  *
  * <p>The arrays are not copied (records are built on hot paths); callers must not mutate them after
  * handing a record over. Equality and hash code are by content.
  */
+@SuppressWarnings("JavaLangClash") // moves to core as ReplicaRecord
 public record Record(byte[] key, byte[] value, long version, long origin, boolean tombstone) {
   private static final byte[] EMPTY = new byte[0];
 

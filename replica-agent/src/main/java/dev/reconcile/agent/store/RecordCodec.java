@@ -18,8 +18,8 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * The CRC covers the row key too, so a value moved under another key is caught. Decoding validates
- * format, length, flags and CRC and throws {@link StoreException.Corrupt} with the key and the values
- * found: a corrupt record is never applied over, served, or counted in a sketch.
+ * format, length, flags and CRC and throws {@link StoreException.Corrupt} with the key and the
+ * values found: a corrupt record is never applied over, served, or counted in a sketch.
  */
 final class RecordCodec {
   static final byte FORMAT_V1 = 0x01;
@@ -68,11 +68,13 @@ final class RecordCodec {
 
   static Stored decode(byte[] key, byte[] b) {
     if (b.length < OVERHEAD) {
-      throw corrupt(key, "record is " + b.length + " bytes, shorter than the " + OVERHEAD + "-byte minimum");
+      throw corrupt(
+          key, "record is " + b.length + " bytes, shorter than the " + OVERHEAD + "-byte minimum");
     }
     if (b[0] != FORMAT_V1) {
       throw corrupt(
-          key, String.format("unknown record format 0x%02x (this build reads 0x%02x)", b[0], FORMAT_V1));
+          key,
+          String.format("unknown record format 0x%02x (this build reads 0x%02x)", b[0], FORMAT_V1));
     }
     int stored = getInt(b, b.length - 4);
     int computed = crc(key, b, b.length - 4);
@@ -95,7 +97,8 @@ final class RecordCodec {
   }
 
   private static StoreException.Corrupt corrupt(byte[] key, String what) {
-    return new StoreException.Corrupt("corrupt record for key " + Record.hex(key, 32) + ": " + what);
+    return new StoreException.Corrupt(
+        "corrupt record for key " + Record.hex(key, 32) + ": " + what);
   }
 
   static int crc(byte[] key, byte[] b, int len) {
@@ -128,6 +131,9 @@ final class RecordCodec {
   }
 
   static int getInt(byte[] b, int off) {
-    return (b[off] & 0xFF) << 24 | (b[off + 1] & 0xFF) << 16 | (b[off + 2] & 0xFF) << 8 | (b[off + 3] & 0xFF);
+    return (b[off] & 0xFF) << 24
+        | (b[off + 1] & 0xFF) << 16
+        | (b[off + 2] & 0xFF) << 8
+        | (b[off + 3] & 0xFF);
   }
 }

@@ -53,11 +53,11 @@ import org.rocksdb.WriteOptions;
  *
  * <h2>Layout</h2>
  *
- * Column families {@code records} (key -> {@link RecordCodec} encoding), {@code digests} (the digest
- * index, {@link DigestKeys}: partition | element | key -> empty) and {@code meta} (store format,
- * pinned sketch parameters, node id, clock high-water mark, session progress). Every write —
- * local put/delete, repair {@link #apply}, {@link #purgeTombstones} — is one {@link WriteBatch} that
- * updates the record and its index rows together (and the clock high-water mark), so the index
+ * Column families {@code records} (key -> {@link RecordCodec} encoding), {@code digests} (the
+ * digest index, {@link DigestKeys}: partition | element | key -> empty) and {@code meta} (store
+ * format, pinned sketch parameters, node id, clock high-water mark, session progress). Every write
+ * — local put/delete, repair {@link #apply}, {@link #purgeTombstones} — is one {@link WriteBatch}
+ * that updates the record and its index rows together (and the clock high-water mark), so the index
  * never disagrees with the records.
  *
  * <h2>Sketches</h2>
@@ -73,10 +73,10 @@ import org.rocksdb.WriteOptions;
  * sketches": the sketches therefore see changes in the same order as RocksDB. Sketches are updated
  * only after RocksDB accepted the batch, so a failed write leaves both unchanged. Reads ({@link
  * #get}, {@link #recordsFor}, {@link #sketches()} and its cursors) run on any number of threads
- * without the writer lock: RocksDB reads are thread-safe and each partition's sketches have their own
- * monitor. A reader may see a write in RocksDB a moment before it is in the sketches; the protocol's
- * verify step reports partitions that changed during a round. {@link #close()} waits for running
- * calls, closes open cursors, then every native handle, in reverse order of creation.
+ * without the writer lock: RocksDB reads are thread-safe and each partition's sketches have their
+ * own monitor. A reader may see a write in RocksDB a moment before it is in the sketches; the
+ * protocol's verify step reports partitions that changed during a round. {@link #close()} waits for
+ * running calls, closes open cursors, then every native handle, in reverse order of creation.
  *
  * <p>All calls block (RocksDB I/O): never call them on a Vert.x event loop.
  */
@@ -155,7 +155,8 @@ public final class ReplicaStore implements AutoCloseable {
     try {
       if (options.readOnly()) {
         if (!Files.isDirectory(dir) || !Files.exists(dir.resolve("CURRENT"))) {
-          throw new StoreException("no store at " + dir + " (read-only open needs an existing store)");
+          throw new StoreException(
+              "no store at " + dir + " (read-only open needs an existing store)");
         }
       } else {
         Files.createDirectories(dir);
@@ -246,7 +247,9 @@ public final class ReplicaStore implements AutoCloseable {
           it.seekToFirst();
           if (it.isValid()) {
             throw new StoreException(
-                "store at " + dir + " holds records but no meta column family entries: refusing to"
+                "store at "
+                    + dir
+                    + " holds records but no meta column family entries: refusing to"
                     + " guess its sketch parameters");
           }
         }
@@ -266,7 +269,11 @@ public final class ReplicaStore implements AutoCloseable {
       int storedFormat = readInt(format, "format");
       if (storedFormat != STORE_FORMAT) {
         throw new StoreException(
-            "store at " + dir + " has store format " + storedFormat + "; this build reads format "
+            "store at "
+                + dir
+                + " has store format "
+                + storedFormat
+                + "; this build reads format "
                 + STORE_FORMAT);
       }
       int hashId = readInt(db.get(meta, META_HASH_ID), "hash_id");
@@ -276,8 +283,12 @@ public final class ReplicaStore implements AutoCloseable {
       int seedFp = readInt(db.get(meta, META_SEED_FP), "seed_fingerprint");
       if (seedFp != spec.seedFingerprint()) {
         throw new StoreException(
-            "store at " + dir + " was created with seed fingerprint " + HashSpec.hex(seedFp)
-                + ", opened with " + HashSpec.hex(spec.seedFingerprint())
+            "store at "
+                + dir
+                + " was created with seed fingerprint "
+                + HashSpec.hex(seedFp)
+                + ", opened with "
+                + HashSpec.hex(spec.seedFingerprint())
                 + ": its elements and digest index depend on the cluster seed; use the same secret"
                 + " or a new data directory");
       }
@@ -290,8 +301,13 @@ public final class ReplicaStore implements AutoCloseable {
         String storedNode = new String(node, StandardCharsets.UTF_8);
         if (!storedNode.equals(options.nodeId())) {
           throw new StoreException(
-              "store at " + dir + " belongs to node id '" + storedNode + "', opened as '"
-                  + options.nodeId() + "': each node needs its own data directory");
+              "store at "
+                  + dir
+                  + " belongs to node id '"
+                  + storedNode
+                  + "', opened as '"
+                  + options.nodeId()
+                  + "': each node needs its own data directory");
         }
       }
       byte[] hwm = db.get(meta, META_CLOCK);
@@ -308,7 +324,14 @@ public final class ReplicaStore implements AutoCloseable {
 
   private static StoreException mismatch(Path dir, String what, int stored, int wanted) {
     return new StoreException(
-        "store at " + dir + " was created with " + what + " " + stored + ", opened with " + wanted
+        "store at "
+            + dir
+            + " was created with "
+            + what
+            + " "
+            + stored
+            + ", opened with "
+            + wanted
             + ": sketches and the digest index depend on it; use the same value or a new data"
             + " directory");
   }
@@ -316,7 +339,10 @@ public final class ReplicaStore implements AutoCloseable {
   private static int readInt(byte[] b, String name) {
     if (b == null || b.length != 4) {
       throw new StoreException(
-          "meta entry '" + name + "' is " + (b == null ? "missing" : b.length + " bytes")
+          "meta entry '"
+              + name
+              + "' is "
+              + (b == null ? "missing" : b.length + " bytes")
               + ", expected 4 bytes");
     }
     return RecordCodec.getInt(b, 0);
@@ -324,7 +350,9 @@ public final class ReplicaStore implements AutoCloseable {
 
   // --------------------------------------------------------------------------------------- rebuild
 
-  /** Scans the digest index; returns fresh sketches (or null without sketches) and counts records. */
+  /**
+   * Scans the digest index; returns fresh sketches (or null without sketches) and counts records.
+   */
   private PartitionState[] rebuild() {
     long t0 = System.nanoTime();
     int p = params.partitions();
@@ -373,7 +401,8 @@ public final class ReplicaStore implements AutoCloseable {
       }
     }
     if (failure.get() != null) {
-      throw new StoreException("sketch rebuild failed: " + failure.get().getMessage(), failure.get());
+      throw new StoreException(
+          "sketch rebuild failed: " + failure.get().getMessage(), failure.get());
     }
     long total = Arrays.stream(counts).sum();
     recordCount.set(total);
@@ -418,7 +447,9 @@ public final class ReplicaStore implements AutoCloseable {
 
   // ---------------------------------------------------------------------------------- local writes
 
-  /** Writes {@code value} under {@code key} with a new version of this node; returns the version. */
+  /**
+   * Writes {@code value} under {@code key} with a new version of this node; returns the version.
+   */
   public long put(byte[] key, byte[] value) {
     if (value == null) {
       throw new IllegalArgumentException("value is null (use delete)");
@@ -452,7 +483,8 @@ public final class ReplicaStore implements AutoCloseable {
         long version = clock.now();
         long element = hooks.element(spec, keyHash, version, origin, tombstone, valueHash);
         batch.clear();
-        batch.put(records, key, RecordCodec.encode(key, version, origin, tombstone, valueHash, value));
+        batch.put(
+            records, key, RecordCodec.encode(key, version, origin, tombstone, valueHash, value));
         if (cur != null) {
           batch.delete(digests, DigestKeys.of(p, curElement, key));
         }
@@ -468,7 +500,8 @@ public final class ReplicaStore implements AutoCloseable {
         localWrites.increment();
         return version;
       } catch (RocksDBException e) {
-        throw new StoreException("cannot read key " + Record.hex(key, 32) + ": " + e.getMessage(), e);
+        throw new StoreException(
+            "cannot read key " + Record.hex(key, 32) + ": " + e.getMessage(), e);
       } finally {
         writer.unlock();
       }
@@ -479,8 +512,8 @@ public final class ReplicaStore implements AutoCloseable {
 
   /**
    * Bulk load: applies {@code records} (as given: their versions and origins) through the conflict
-   * rule in write batches of {@value #BULK_BATCH}; returns how many were applied. Each batch is atomic;
-   * a failure leaves the earlier batches applied.
+   * rule in write batches of {@value #BULK_BATCH}; returns how many were applied. Each batch is
+   * atomic; a failure leaves the earlier batches applied.
    */
   public long putAll(List<Record> records) {
     long applied = 0;
@@ -515,8 +548,8 @@ public final class ReplicaStore implements AutoCloseable {
 
   /**
    * Applies repair records in ONE atomic write batch: for each record the winner of (current,
-   * incoming) under {@link ConflictRule} is kept (several records for one key in a batch resolve the
-   * same way). Sketches are updated only after the batch committed; a failure throws {@link
+   * incoming) under {@link ConflictRule} is kept (several records for one key in a batch resolve
+   * the same way). Sketches are updated only after the batch committed; a failure throws {@link
    * StoreException} and changes nothing. Incoming versions are observed by the clock.
    */
   public ApplyResult apply(List<Record> incoming) {
@@ -556,8 +589,7 @@ public final class ReplicaStore implements AutoCloseable {
         for (Slot s : slots) {
           keys.add(s.key);
         }
-        List<byte[]> current =
-            db.multiGetAsList(Collections.nCopies(keys.size(), records), keys);
+        List<byte[]> current = db.multiGetAsList(Collections.nCopies(keys.size(), records), keys);
         for (int j = 0; j < slots.size(); j++) {
           Slot s = slots.get(j);
           Stored cur = decodeOrNull(s.key, current.get(j));
@@ -577,8 +609,14 @@ public final class ReplicaStore implements AutoCloseable {
           int c =
               present
                   ? ConflictRule.compare(
-                      r.version(), r.origin(), valueHashes[i], r.tombstone(),
-                      s.wVersion, s.wOrigin, s.wValueHash, s.wTombstone)
+                      r.version(),
+                      r.origin(),
+                      valueHashes[i],
+                      r.tombstone(),
+                      s.wVersion,
+                      s.wOrigin,
+                      s.wValueHash,
+                      s.wTombstone)
                   : 1;
           if (c > 0) {
             s.winner = r;
@@ -609,7 +647,8 @@ public final class ReplicaStore implements AutoCloseable {
           batch.put(
               records,
               s.key,
-              RecordCodec.encode(s.key, s.wVersion, s.wOrigin, s.wTombstone, s.wValueHash, w.value()));
+              RecordCodec.encode(
+                  s.key, s.wVersion, s.wOrigin, s.wTombstone, s.wValueHash, w.value()));
           if (s.original != null) {
             batch.delete(digests, DigestKeys.of(s.partition, s.originalElement, s.key));
           }
@@ -637,8 +676,11 @@ public final class ReplicaStore implements AutoCloseable {
         return new ApplyResult(applied, stale, duplicate);
       } catch (RocksDBException e) {
         throw new StoreException(
-            "cannot read the current records of a batch of " + incoming.size() + ": "
-                + e.getMessage() + " (store and sketches unchanged)",
+            "cannot read the current records of a batch of "
+                + incoming.size()
+                + ": "
+                + e.getMessage()
+                + " (store and sketches unchanged)",
             e);
       } finally {
         writer.unlock();
@@ -655,7 +697,10 @@ public final class ReplicaStore implements AutoCloseable {
       db.write(writeOptions, b);
     } catch (RocksDBException e) {
       throw new StoreException(
-          "write batch of " + records + " record(s) failed: " + e.getMessage()
+          "write batch of "
+              + records
+              + " record(s) failed: "
+              + e.getMessage()
               + " (store and sketches unchanged)",
           e);
     } finally {
@@ -706,7 +751,10 @@ public final class ReplicaStore implements AutoCloseable {
           it.status();
         }
         List<byte[]> keyList = new ArrayList<>(keys.size());
-        keys.forEach(b -> keyList.add(b.array()));
+        for (ByteBuffer b : keys) {
+          keyList.add(
+              Arrays.copyOfRange(b.array(), b.arrayOffset(), b.arrayOffset() + b.remaining()));
+        }
         List<Record> out = new ArrayList<>(keyList.size());
         for (int from = 0; from < keyList.size(); from += BULK_BATCH) {
           List<byte[]> chunk = keyList.subList(from, Math.min(keyList.size(), from + BULK_BATCH));
@@ -720,8 +768,11 @@ public final class ReplicaStore implements AutoCloseable {
             long kh = spec.keyHash(s.key);
             if (HashSpec.partition(kh, params.partitionsLog2()) != partition) {
               throw new StoreException(
-                  "digest index lists key " + Record.hex(s.key, 32) + " under partition "
-                      + partition + " but it hashes to another partition");
+                  "digest index lists key "
+                      + Record.hex(s.key, 32)
+                      + " under partition "
+                      + partition
+                      + " but it hashes to another partition");
             }
             out.add(s.toRecord());
           }
@@ -731,7 +782,8 @@ public final class ReplicaStore implements AutoCloseable {
         db.releaseSnapshot(snap);
       }
     } catch (RocksDBException e) {
-      throw new StoreException("cannot read records of partition " + partition + ": " + e.getMessage(), e);
+      throw new StoreException(
+          "cannot read records of partition " + partition + ": " + e.getMessage(), e);
     } finally {
       lifecycle.readLock().unlock();
     }
@@ -783,7 +835,9 @@ public final class ReplicaStore implements AutoCloseable {
     return options;
   }
 
-  /** This node's origin ({@link NodeIds#origin} of the node id; 0 for a read-only open without one). */
+  /**
+   * This node's origin ({@link NodeIds#origin} of the node id; 0 for a read-only open without one).
+   */
   public long origin() {
     return origin;
   }
@@ -916,7 +970,8 @@ public final class ReplicaStore implements AutoCloseable {
           db.write(writeOptions, b);
         }
       } catch (RocksDBException e) {
-        throw new StoreException("cannot record progress for peer " + peer + ": " + e.getMessage(), e);
+        throw new StoreException(
+            "cannot record progress for peer " + peer + ": " + e.getMessage(), e);
       } finally {
         writer.unlock();
       }
@@ -950,7 +1005,8 @@ public final class ReplicaStore implements AutoCloseable {
         }
         db.write(writeOptions, b);
       } catch (RocksDBException e) {
-        throw new StoreException("cannot clear progress for peer " + peer + ": " + e.getMessage(), e);
+        throw new StoreException(
+            "cannot clear progress for peer " + peer + ": " + e.getMessage(), e);
       } finally {
         writer.unlock();
       }
@@ -1000,7 +1056,11 @@ public final class ReplicaStore implements AutoCloseable {
     }
     if (value.length == 0 || value[0] != PROGRESS_FORMAT) {
       throw new StoreException(
-          "progress entry of peer " + peer + " round " + roundId + " has format "
+          "progress entry of peer "
+              + peer
+              + " round "
+              + roundId
+              + " has format "
               + (value.length == 0 ? "(empty)" : String.format("0x%02x", value[0]))
               + ", expected 0x01");
     }
@@ -1011,10 +1071,10 @@ public final class ReplicaStore implements AutoCloseable {
 
   /**
    * Recomputes every partition's sketches from its records and compares them with the maintained
-   * ones, and checks the digest index against the records. Writes continue meanwhile: each partition
-   * is compared at its own snapshot, taken together with a copy of its sketches under the writer
-   * lock. Cost: one pass over the index with a point read per record, plus one pass over records and
-   * index at a common snapshot.
+   * ones, and checks the digest index against the records. Writes continue meanwhile: each
+   * partition is compared at its own snapshot, taken together with a copy of its sketches under the
+   * writer lock. Cost: one pass over the index with a point read per record, plus one pass over
+   * records and index at a common snapshot.
    */
   public SelfCheck selfCheck() {
     if (states == null) {
@@ -1031,8 +1091,7 @@ public final class ReplicaStore implements AutoCloseable {
       }
       long[] indexCounts = new long[3];
       checkIndexAgainstRecords(problems, indexCounts);
-      boolean ok =
-          problems.isEmpty() && parts.stream().allMatch(SelfCheck.PartitionCheck::ok);
+      boolean ok = problems.isEmpty() && parts.stream().allMatch(SelfCheck.PartitionCheck::ok);
       return new SelfCheck(
           ok,
           List.copyOf(parts),
@@ -1093,13 +1152,16 @@ public final class ReplicaStore implements AutoCloseable {
       diffs.add("estimator wire bytes differ");
     }
     if (!rebuilt.tables().sameCells(maintained.tables())) {
-      diffs.add("maintained IBLTs " + params.maxShape() + " / " + params.maxShapeBase3() + " differ");
+      diffs.add(
+          "maintained IBLTs " + params.maxShape() + " / " + params.maxShapeBase3() + " differ");
     }
     String mismatch = diffs.isEmpty() ? null : String.join("; ", diffs);
     return new SelfCheck.PartitionCheck(p, mismatch == null, n, mismatch);
   }
 
-  /** Verifies index rows against their records and adds the records' own elements to {@code fresh}. */
+  /**
+   * Verifies index rows against their records and adds the records' own elements to {@code fresh}.
+   */
   private long checkRows(
       int p, List<byte[]> rows, ReadOptions ro, PartitionState fresh, List<String> problems)
       throws RocksDBException {
@@ -1116,7 +1178,9 @@ public final class ReplicaStore implements AutoCloseable {
       byte[] key = keys.get(i);
       byte[] value = values.get(i);
       if (value == null) {
-        problem(problems, "partition " + p + ": index row for key " + Record.hex(key, 32) + " has no record");
+        problem(
+            problems,
+            "partition " + p + ": index row for key " + Record.hex(key, 32) + " has no record");
         continue;
       }
       Stored s;
@@ -1136,9 +1200,15 @@ public final class ReplicaStore implements AutoCloseable {
       if (part != p || e != DigestKeys.element(rows.get(i))) {
         problem(
             problems,
-            "partition " + p + ": index row for key " + Record.hex(key, 32)
-                + " does not match its record (partition " + part + ", element "
-                + Long.toHexString(e) + ")");
+            "partition "
+                + p
+                + ": index row for key "
+                + Record.hex(key, 32)
+                + " does not match its record (partition "
+                + part
+                + ", element "
+                + Long.toHexString(e)
+                + ")");
         continue;
       }
       fresh.addUnsynchronized(e);
@@ -1202,8 +1272,13 @@ public final class ReplicaStore implements AutoCloseable {
       if (recCount[p] != idxCount[p] || recSum[p] != idxSum[p]) {
         problem(
             problems,
-            "partition " + p + ": digest index (" + idxCount[p] + " rows) does not match records ("
-                + recCount[p] + ")");
+            "partition "
+                + p
+                + ": digest index ("
+                + idxCount[p]
+                + " rows) does not match records ("
+                + recCount[p]
+                + ")");
       }
     }
   }
@@ -1315,8 +1390,12 @@ public final class ReplicaStore implements AutoCloseable {
       checkPartition(partition);
       if (!params.allows(shape)) {
         throw new IllegalArgumentException(
-            "shape " + shape + " cannot be folded from the maintained tables " + params.maxShape()
-                + " / " + params.maxShapeBase3());
+            "shape "
+                + shape
+                + " cannot be folded from the maintained tables "
+                + params.maxShape()
+                + " / "
+                + params.maxShapeBase3());
       }
       return states[partition].fold(shape);
     }
@@ -1401,7 +1480,8 @@ public final class ReplicaStore implements AutoCloseable {
       snapshot = db.getSnapshot();
       readOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
       lower = new Slice(DigestKeys.partitionStart(partition));
-      upper = partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
+      upper =
+          partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
       readOptions.setIterateLowerBound(lower);
       if (upper != null) {
         readOptions.setIterateUpperBound(upper);
@@ -1474,7 +1554,11 @@ public final class ReplicaStore implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "ReplicaStore{" + options.dataDir() + ", records=" + recordCount.get()
-        + (options.readOnly() ? ", read-only" : "") + "}";
+    return "ReplicaStore{"
+        + options.dataDir()
+        + ", records="
+        + recordCount.get()
+        + (options.readOnly() ? ", read-only" : "")
+        + "}";
   }
 }

@@ -2,8 +2,8 @@ package dev.reconcile.agent.store;
 
 /**
  * A store operation failed: RocksDB refused a read or write, the directory was created with other
- * parameters, or a stored record is corrupt. A write that throws this left the store and its sketches
- * unchanged.
+ * parameters, or a stored record is corrupt. A write that throws this left the store and its
+ * sketches unchanged.
  */
 public class StoreException extends RuntimeException {
   public StoreException(String message) {

@@ -10,20 +10,21 @@ import java.util.Objects;
  * How to open a {@link ReplicaStore}.
  *
  * @param dataDir RocksDB directory (created when missing, unless read-only)
- * @param nodeId this replica's configured id; local writes carry {@link NodeIds#origin(String)}. May
- *     be null only for a read-only open (the CLI inspecting a stopped agent's directory)
+ * @param nodeId this replica's configured id; local writes carry {@link NodeIds#origin(String)}.
+ *     May be null only for a read-only open (the CLI inspecting a stopped agent's directory)
  * @param params sketch parameters; hash id, seed fingerprint and partitions are pinned in the store
- * @param estimators factory of the per-partition difference estimators (its params must equal {@code
- *     params.estimator()})
- * @param readOnly open with RocksDB {@code openReadOnly}: every write throws, sketches are still built
- * @param tombstoneGrace minimum age (by the version's physical milliseconds) before a tombstone may be
- *     purged
+ * @param estimators factory of the per-partition difference estimators (its params must equal
+ *     {@code params.estimator()})
+ * @param readOnly open with RocksDB {@code openReadOnly}: every write throws, sketches are still
+ *     built
+ * @param tombstoneGrace minimum age (by the version's physical milliseconds) before a tombstone may
+ *     be purged
  * @param clock the hybrid logical clock of local writes
- * @param maintainSketches false keeps only records and digest index (benchmark baseline only: {@link
- *     ReplicaStore#sketches()} then throws)
+ * @param maintainSketches false keeps only records and digest index (benchmark baseline only:
+ *     {@link ReplicaStore#sketches()} then throws)
  * @param syncWrites fsync the WAL on every write batch (RocksDB {@code WriteOptions.setSync})
- * @param rebuildThreads scanner threads for the sketch rebuild at open (each takes a contiguous range
- *     of partitions)
+ * @param rebuildThreads scanner threads for the sketch rebuild at open (each takes a contiguous
+ *     range of partitions)
  */
 public record StoreOptions(
     Path dataDir,
@@ -88,7 +89,8 @@ public record StoreOptions(
     private HybridClock clock;
     private boolean maintainSketches = true;
     private boolean syncWrites;
-    private int rebuildThreads = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
+    private int rebuildThreads =
+        Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
 
     private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
       this.dataDir = dataDir;

@@ -2,8 +2,8 @@ package dev.reconcile.agent.store;
 
 /**
  * Counters of a store. {@code lastRebuildMillis} and {@code lastRebuildKeysPerSecond} describe the
- * sketch rebuild at open in wall time ({@code rebuildThreads} scanners in parallel); the CPU figures
- * sum the scanner threads' CPU time (the per-core rate, meaningful on a shared machine).
+ * sketch rebuild at open in wall time ({@code rebuildThreads} scanners in parallel); the CPU
+ * figures sum the scanner threads' CPU time (the per-core rate, meaningful on a shared machine).
  */
 public record StoreStats(
     long recordCount,

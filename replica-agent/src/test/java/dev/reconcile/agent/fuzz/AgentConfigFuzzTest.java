@@ -18,12 +18,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Fuzzing of {@link AgentConfig#load} on mutated YAML and JSON files: byte mutations, and values
- * replaced by hostile ones (huge numbers, negative sizes, nested structures, YAML anchors and tags).
- * The documented rejection is {@link AgentConfig.ConfigException} with a message; nothing else may
- * escape.
+ * replaced by hostile ones (huge numbers, negative sizes, nested structures, YAML anchors and
+ * tags). The documented rejection is {@link AgentConfig.ConfigException} with a message; nothing
+ * else may escape.
  */
 class AgentConfigFuzzTest {
-  private static final int N = 800 * Math.min(20, Mutator.scale()); // one file write and YAML parse each: capped
+  private static final int N =
+      800 * Math.min(20, Mutator.scale()); // one file write and YAML parse each: capped
   private static final String YAML =
       """
       node-id: a
@@ -54,9 +55,30 @@ class AgentConfigFuzzTest {
       "{\"node-id\": \"b\", \"peers\": [\"127.0.0.1:1\"], \"max-sessions\": 3, \"repair-jitter\": 0.5,"
           + " \"batch-bytes\": \"512KiB\", \"idle-timeout\": \"5s\", \"allow-plaintext\": true}";
   private static final String[] HOSTILE = {
-    "-1", "0", "99999999999999999999999", "1e309", "NaN", "-0.0", "''", "~", "[1, [2, [3]]]", "{a: b}",
-    "&x [*x]", "!!binary AAAA", "!!java.io.File /tmp", "9223372036854775807GiB", "1ms", "-5s", "5y",
-    "\"\\u0000\"", "0.0.0.0:7400", "[::1]:7400", "256.1.1.1:99999", "true", "*undefined", "\"" + "x".repeat(5000) + "\"",
+    "-1",
+    "0",
+    "99999999999999999999999",
+    "1e309",
+    "NaN",
+    "-0.0",
+    "''",
+    "~",
+    "[1, [2, [3]]]",
+    "{a: b}",
+    "&x [*x]",
+    "!!binary AAAA",
+    "!!java.io.File /tmp",
+    "9223372036854775807GiB",
+    "1ms",
+    "-5s",
+    "5y",
+    "\"\\u0000\"",
+    "0.0.0.0:7400",
+    "[::1]:7400",
+    "256.1.1.1:99999",
+    "true",
+    "*undefined",
+    "\"" + "x".repeat(5000) + "\"",
   };
 
   @TempDir static Path dir;
@@ -88,12 +110,18 @@ class AgentConfigFuzzTest {
 
   @Test
   void configLoaderSurvivesMutatedFiles() {
-    assertTimeoutPreemptively(Duration.ofSeconds(120L * Mutator.scale()), () -> FuzzLoop.run("AgentConfig.load", 13, N, AgentConfigFuzzTest::one));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(120L * Mutator.scale()),
+        () -> FuzzLoop.run("AgentConfig.load", 13, N, AgentConfigFuzzTest::one));
   }
 
   /** Regression seeds (a failing seed from the loop above goes here). */
   @ParameterizedTest
-  @ValueSource(longs = {0L, 635340061525167726L /* size 99999999999999999999999: NumberFormatException escaped */})
+  @ValueSource(
+      longs = {
+        0L,
+        635340061525167726L /* size 99999999999999999999999: NumberFormatException escaped */
+      })
   void regressions(long seed) {
     FuzzLoop.one("AgentConfig.load", seed, AgentConfigFuzzTest::one);
   }

@@ -21,8 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Fuzzing of {@link BatchCodec#read} (repair records from a peer): mutated bytes through {@link
  * RecordBatch#parseFrom} and field edits. Documented rejections: {@link
- * InvalidProtocolBufferException} and {@link ProtocolException}. An accepted batch must carry exactly
- * the records that were sent: a corruption the checksum lets through is a failure.
+ * InvalidProtocolBufferException} and {@link ProtocolException}. An accepted batch must carry
+ * exactly the records that were sent: a corruption the checksum lets through is a failure.
  */
 class BatchCodecFuzzTest {
   private static final int N = 4000 * Mutator.scale();
@@ -35,8 +35,13 @@ class BatchCodecFuzzTest {
       List<Record> recs = new ArrayList<>();
       for (int i = 0; i < size; i++) {
         boolean tomb = r.nextInt(5) == 0;
-        recs.add(new Record(Mutator.random(r, 1 + r.nextInt(40)), tomb ? new byte[0] : Mutator.random(r, r.nextInt(200)),
-            r.nextLong(), r.nextLong(), tomb));
+        recs.add(
+            new Record(
+                Mutator.random(r, 1 + r.nextInt(40)),
+                tomb ? new byte[0] : Mutator.random(r, r.nextInt(200)),
+                r.nextLong(),
+                r.nextLong(),
+                tomb));
       }
       BASES.add(BatchCodec.batch(r.nextInt(16), r.nextInt(1000), recs));
       ORIGINALS.add(recs);
@@ -50,8 +55,11 @@ class BatchCodecFuzzTest {
     for (int i = 0; i < a.size(); i++) {
       Record x = a.get(i);
       Record y = b.get(i);
-      if (!java.util.Arrays.equals(x.key(), y.key()) || !java.util.Arrays.equals(x.value(), y.value())
-          || x.version() != y.version() || x.origin() != y.origin() || x.tombstone() != y.tombstone()) {
+      if (!java.util.Arrays.equals(x.key(), y.key())
+          || !java.util.Arrays.equals(x.value(), y.value())
+          || x.version() != y.version()
+          || x.origin() != y.origin()
+          || x.tombstone() != y.tombstone()) {
         return false;
       }
     }
@@ -78,18 +86,26 @@ class BatchCodecFuzzTest {
       FuzzLoop.clearMessage("BatchCodec.read", e);
       return false;
     }
-    assertThat(same(got, ORIGINALS.get(k))).as("accepted records differ from those sent (checksum escaped)").isTrue();
+    assertThat(same(got, ORIGINALS.get(k)))
+        .as("accepted records differ from those sent (checksum escaped)")
+        .isTrue();
     return true;
   }
 
   @Test
   void batchDecoderSurvivesMutatedBatches() {
-    assertTimeoutPreemptively(Duration.ofSeconds(120L * Mutator.scale()), () -> FuzzLoop.run("BatchCodec.read", 11, N, BatchCodecFuzzTest::one));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(120L * Mutator.scale()),
+        () -> FuzzLoop.run("BatchCodec.read", 11, N, BatchCodecFuzzTest::one));
   }
 
   /** Regression seeds (a failing seed from the loop above goes here). */
   @ParameterizedTest
-  @ValueSource(longs = {0L, -3719345503411677794L /* truncated to an empty batch with crc 0: was accepted */})
+  @ValueSource(
+      longs = {
+        0L,
+        -3719345503411677794L /* truncated to an empty batch with crc 0: was accepted */
+      })
   void regressions(long seed) {
     FuzzLoop.one("BatchCodec.read", seed, BatchCodecFuzzTest::one);
   }

@@ -66,8 +66,11 @@ class FrameSocketFuzzTest {
     victim = ReplicaAgent.start(AgentConfig.fromMap(config("victim")));
     peer = ReplicaAgent.start(AgentConfig.fromMap(config("peer")));
     for (int i = 0; i < 300; i++) {
-      victim.store().put(("v" + i).getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8));
-      peer.store().put(("p" + i).getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8));
+      victim
+          .store()
+          .put(("v" + i).getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8));
+      peer.store()
+          .put(("p" + i).getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8));
     }
   }
 
@@ -84,7 +87,8 @@ class FrameSocketFuzzTest {
 
   static boolean one(SplittableRandom r) throws IOException {
     ReconcileSession s =
-        ReconcileSession.initiator(new SessionConfig("test", "fuzzer", r.nextLong(), null, null), peer.store().sketches());
+        ReconcileSession.initiator(
+            new SessionConfig("test", "fuzzer", r.nextLong(), null, null), peer.store().sketches());
     s.start();
     int target = r.nextInt(6);
     int sent = 0;
@@ -99,14 +103,16 @@ class FrameSocketFuzzTest {
           byte[] f = Wire.frame(e);
           if (sent++ == target) {
             out.write(Mutator.mutateBytes(f, r));
-            sock.setSoTimeout(300); // then only a short wait: this side closes if the agent waits for more
+            sock.setSoTimeout(
+                300); // then only a short wait: this side closes if the agent waits for more
           } else {
             out.write(f);
           }
         }
         out.flush();
         if (s.isFinished()) {
-          break; // the agent now waits for a repair stream that never comes: its idle timeout ends it
+          break; // the agent now waits for a repair stream that never comes: its idle timeout ends
+          // it
         }
         int n = in.readInt();
         if (n <= 0 || n > (16 << 20)) {
@@ -119,21 +125,38 @@ class FrameSocketFuzzTest {
     } catch (java.io.EOFException | java.net.SocketException e) {
       closedByAgent = true;
     } catch (java.net.SocketTimeoutException e) {
-      // the agent waits for bytes the mutation swallowed (a length header announcing more): we hang up
+      // the agent waits for bytes the mutation swallowed (a length header announcing more): we hang
+      // up
     }
     return !closedByAgent;
   }
 
   @Test
   void peerPortSurvivesMutatedFramesOverRealSockets() throws Exception {
-    assertTimeoutPreemptively(Duration.ofSeconds(300L * Mutator.scale()), () -> FuzzLoop.run("FrameChannel+PeerRound (socket)", 19, N, Duration.ofSeconds(4), FrameSocketFuzzTest::one));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(300L * Mutator.scale()),
+        () ->
+            FuzzLoop.run(
+                "FrameChannel+PeerRound (socket)",
+                19,
+                N,
+                Duration.ofSeconds(4),
+                FrameSocketFuzzTest::one));
     // Rounds still open end by their idle timeout; then the agent must be healthy.
     Thread.sleep(1500);
-    assertThat(log.list.stream().filter(ev -> ev.getLevel().isGreaterOrEqual(Level.ERROR)).map(ILoggingEvent::getFormattedMessage))
-        .as("ERROR logs during the fuzz run").isEmpty();
+    assertThat(
+            log.list.stream()
+                .filter(ev -> ev.getLevel().isGreaterOrEqual(Level.ERROR))
+                .map(ILoggingEvent::getFormattedMessage))
+        .as("ERROR logs during the fuzz run")
+        .isEmpty();
     assertThat(victim.store().selfCheck().ok()).isTrue();
     assertThat(victim.store().recordCount()).isEqualTo(300);
-    RoundReport rep = peer.repair(new HostPort("127.0.0.1", victim.peerPort()), false).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    RoundReport rep =
+        peer.repair(new HostPort("127.0.0.1", victim.peerPort()), false)
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get(60, TimeUnit.SECONDS);
     assertThat(rep.ok).as(rep.error).isTrue();
     assertThat(victim.store().recordCount()).isEqualTo(600);
   }

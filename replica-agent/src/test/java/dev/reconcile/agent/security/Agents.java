@@ -51,7 +51,10 @@ final class Agents implements AutoCloseable {
   }
 
   static RoundReport repair(ReplicaAgent from, HostPort to) throws Exception {
-    return from.repair(to, false).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    return from.repair(to, false)
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(60, TimeUnit.SECONDS);
   }
 
   static byte[] b(String s) {
@@ -73,7 +76,10 @@ final class Agents implements AutoCloseable {
             m.put(
                 new String(r.key(), StandardCharsets.ISO_8859_1),
                 (r.tombstone() ? "DEL" : new String(r.value(), StandardCharsets.ISO_8859_1))
-                    + "@" + Long.toUnsignedString(r.version()) + "/" + r.origin()));
+                    + "@"
+                    + Long.toUnsignedString(r.version())
+                    + "/"
+                    + r.origin()));
     return m;
   }
 

@@ -59,7 +59,8 @@ final class Certs {
   /** A node certificate signed by {@code ca}. */
   static Issued node(Path dir, Issued ca, String name) throws Exception {
     KeyPair k = keys();
-    X509v3CertificateBuilder b = builder(new X500Name("CN=" + ca.name()), new X500Name("CN=" + name), k);
+    X509v3CertificateBuilder b =
+        builder(new X500Name("CN=" + ca.name()), new X500Name("CN=" + name), k);
     nodeExtensions(b);
     return write(dir, name, sign(b, ca.keys()), k);
   }
@@ -78,13 +79,18 @@ final class Certs {
     KeyStore trust = KeyStore.getInstance("PKCS12");
     trust.load(null, null);
     trust.setCertificateEntry("ca", ca.cert());
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     tmf.init(trust);
     KeyManagerFactory kmf = null;
     if (client != null) {
       KeyStore ks = KeyStore.getInstance("PKCS12");
       ks.load(null, null);
-      ks.setKeyEntry("me", client.keys().getPrivate(), new char[0], new java.security.cert.Certificate[] {client.cert()});
+      ks.setKeyEntry(
+          "me",
+          client.keys().getPrivate(),
+          new char[0],
+          new java.security.cert.Certificate[] {client.cert()});
       kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
       kmf.init(ks, new char[0]);
     }
@@ -95,15 +101,21 @@ final class Certs {
 
   private static void nodeExtensions(X509v3CertificateBuilder b) throws IOException {
     b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
-    b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement));
     b.addExtension(
-        Extension.extendedKeyUsage, false,
-        new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}));
+        Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement));
     b.addExtension(
-        Extension.subjectAlternativeName, false,
-        new GeneralNames(new GeneralName[] {
-          new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost")
-        }));
+        Extension.extendedKeyUsage,
+        false,
+        new ExtendedKeyUsage(
+            new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}));
+    b.addExtension(
+        Extension.subjectAlternativeName,
+        false,
+        new GeneralNames(
+            new GeneralName[] {
+              new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
+              new GeneralName(GeneralName.dNSName, "localhost")
+            }));
   }
 
   private static KeyPair keys() throws GeneralSecurityException {
@@ -115,17 +127,23 @@ final class Certs {
   private static X509v3CertificateBuilder builder(X500Name issuer, X500Name subject, KeyPair k) {
     Instant now = Instant.now();
     return new JcaX509v3CertificateBuilder(
-        issuer, BigInteger.valueOf(SERIAL.incrementAndGet()), Date.from(now.minus(Duration.ofHours(1))),
-        Date.from(now.plus(Duration.ofDays(1))), subject, k.getPublic());
+        issuer,
+        BigInteger.valueOf(SERIAL.incrementAndGet()),
+        Date.from(now.minus(Duration.ofHours(1))),
+        Date.from(now.plus(Duration.ofDays(1))),
+        subject,
+        k.getPublic());
   }
 
   private static X509Certificate sign(X509v3CertificateBuilder b, KeyPair signer)
       throws OperatorCreationException, GeneralSecurityException {
     return new JcaX509CertificateConverter()
-        .getCertificate(b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate())));
+        .getCertificate(
+            b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate())));
   }
 
-  private static Issued write(Path dir, String name, X509Certificate cert, KeyPair k) throws IOException {
+  private static Issued write(Path dir, String name, X509Certificate cert, KeyPair k)
+      throws IOException {
     Files.createDirectories(dir);
     Path c = dir.resolve(name + ".crt");
     Path key = dir.resolve(name + ".key");

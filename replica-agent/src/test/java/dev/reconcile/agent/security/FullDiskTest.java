@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A real full disk during repair: the receiver's data directory is a 4 MiB tmpfs (needs root and
  * permission to mount; skipped otherwise). The batch that hits the full disk fails whole, the round
- * stops, nothing is half-applied; once space is back (the tmpfs grown, the agent restarted) the next
- * round completes. The mount is always removed.
+ * stops, nothing is half-applied; once space is back (the tmpfs grown, the agent restarted) the
+ * next round completes. The mount is always removed.
  */
 class FullDiskTest {
   @TempDir Path dir;
@@ -52,7 +52,9 @@ class FullDiskTest {
     Path data = dir.resolve("b");
     Files.createDirectories(data);
     assumeTrue("root".equals(System.getProperty("user.name")), "needs root to mount a tmpfs");
-    assumeTrue(run("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", data.toString()) == 0, "mount -t tmpfs not permitted");
+    assumeTrue(
+        run("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", data.toString()) == 0,
+        "mount -t tmpfs not permitted");
     mounted = data;
     try (Agents c = new Agents(dir)) {
       ReplicaAgent a = c.start("a", Map.of("batch-records", "200"));
@@ -62,7 +64,8 @@ class FullDiskTest {
       RoundReport r = repair(a, b);
       assertThat(r.ok).isFalse();
       assertThat(r.error).as(r.error).containsIgnoringCase("space");
-      // Whatever b stored is exactly a's records, its count agrees with its records, its sketches with both.
+      // Whatever b stored is exactly a's records, its count agrees with its records, its sketches
+      // with both.
       TreeMap<String, String> got = contents(b.store());
       assertThat(got).isNotEmpty();
       got.forEach((k, v) -> assertThat(truth.get(k)).as(k).isEqualTo(v));

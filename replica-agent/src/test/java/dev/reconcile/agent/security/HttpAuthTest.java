@@ -15,7 +15,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The HTTP API over TLS with bearer tokens: 401 without, 403 with the read token on writes, 200 with admin. */
+/**
+ * The HTTP API over TLS with bearer tokens: 401 without, 403 with the read token on writes, 200
+ * with admin.
+ */
 class HttpAuthTest {
   @TempDir Path dir;
   private HttpClient client;
@@ -25,7 +28,11 @@ class HttpAuthTest {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(base + path))
             .timeout(Duration.ofSeconds(30))
-            .method(method, method.equals("PUT") ? HttpRequest.BodyPublishers.ofString("v") : HttpRequest.BodyPublishers.noBody());
+            .method(
+                method,
+                method.equals("PUT")
+                    ? HttpRequest.BodyPublishers.ofString("v")
+                    : HttpRequest.BodyPublishers.noBody());
     if (token != null) {
       b.header("Authorization", "Bearer " + token);
     }
@@ -46,7 +53,11 @@ class HttpAuthTest {
     m.put("read-token", "read-secret-2");
     try (Agents c = new Agents(dir)) {
       ReplicaAgent a = c.start("a", m);
-      client = HttpClient.newBuilder().sslContext(Certs.context(ca, null)).connectTimeout(Duration.ofSeconds(10)).build();
+      client =
+          HttpClient.newBuilder()
+              .sslContext(Certs.context(ca, null))
+              .connectTimeout(Duration.ofSeconds(10))
+              .build();
       base = "https://127.0.0.1:" + a.httpPort();
 
       assertThat(call("GET", "/health", null).statusCode()).isEqualTo(200);
@@ -63,7 +74,8 @@ class HttpAuthTest {
       assertThat(call("GET", "/metrics", "read-secret-2").statusCode()).isEqualTo(200);
       assertThat(call("PUT", "/kv/k1", "read-secret-2").statusCode()).isEqualTo(403);
       assertThat(call("DELETE", "/kv/k1", "read-secret-2").statusCode()).isEqualTo(403);
-      assertThat(call("POST", "/repair?peer=127.0.0.1:1", "read-secret-2").statusCode()).isEqualTo(403);
+      assertThat(call("POST", "/repair?peer=127.0.0.1:1", "read-secret-2").statusCode())
+          .isEqualTo(403);
       assertThat(a.store().recordCount()).isZero();
       // Admin token: everything.
       assertThat(call("PUT", "/kv/k1", "admin-secret-1").statusCode()).isBetween(200, 204);
@@ -74,9 +86,13 @@ class HttpAuthTest {
       // Plain HTTP on the TLS port gets no answer.
       HttpClient plain = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
       assertThatThrownBy(
-              () -> plain.send(
-                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + "/health")).timeout(Duration.ofSeconds(3)).build(),
-                  HttpResponse.BodyHandlers.ofString()))
+              () ->
+                  plain.send(
+                      HttpRequest.newBuilder(
+                              URI.create("http://127.0.0.1:" + a.httpPort() + "/health"))
+                          .timeout(Duration.ofSeconds(3))
+                          .build(),
+                      HttpResponse.BodyHandlers.ofString()))
           .isInstanceOf(java.io.IOException.class);
     }
   }

@@ -14,13 +14,21 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The openssl commands of docs/security.md make certificates the agents accept (skipped without openssl). */
+/**
+ * The openssl commands of docs/security.md make certificates the agents accept (skipped without
+ * openssl).
+ */
 class OpensslCertificatesTest {
   @TempDir Path dir;
 
   private int sh(String script) throws Exception {
-    Process p = new ProcessBuilder("bash", "-c", script).directory(dir.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
+    Process p =
+        new ProcessBuilder("bash", "-c", script)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .start();
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     if (!p.waitFor(60, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       return -1;

@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Limits against a misbehaving peer, each ending in a disconnect with a logged reason and a count in
- * {@code reconcile_peer_refusals_total{reason}}: a 2 GB length header, a session over its byte cap,
- * too many sessions from one peer, a peer that connects and goes silent.
+ * Limits against a misbehaving peer, each ending in a disconnect with a logged reason and a count
+ * in {@code reconcile_peer_refusals_total{reason}}: a 2 GB length header, a session over its byte
+ * cap, too many sessions from one peer, a peer that connects and goes silent.
  */
 class PeerLimitsTest {
   @TempDir Path dir;
@@ -52,15 +52,25 @@ class PeerLimitsTest {
       ReplicaAgent b = c.start("b", Map.of());
       for (int header : new int[] {0x8000_0000, 0x7FFF_FFFF, 16 * 1024 * 1024 + 1}) {
         try (Socket s = new Socket("127.0.0.1", b.peerPort())) {
-          s.getOutputStream().write(new byte[] {(byte) (header >>> 24), (byte) (header >>> 16), (byte) (header >>> 8), (byte) header});
+          s.getOutputStream()
+              .write(
+                  new byte[] {
+                    (byte) (header >>> 24),
+                    (byte) (header >>> 16),
+                    (byte) (header >>> 8),
+                    (byte) header
+                  });
           s.getOutputStream().flush();
           long t0 = System.nanoTime();
           readUntilClosed(s, Duration.ofSeconds(5));
-          // Closed at once (not by the idle timeout of 10 s), and a 2 GB buffer would not fit the 2 GB test heap anyway.
+          // Closed at once (not by the idle timeout of 10 s), and a 2 GB buffer would not fit the 2
+          // GB test heap anyway.
           assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
         }
       }
-      await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refusals(b, "frame_size")).isEqualTo(3));
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(() -> assertThat(refusals(b, "frame_size")).isEqualTo(3));
       // The agent is unharmed.
       ReplicaAgent a = c.start("a", Map.of());
       load(a, "k", 50, 10);
@@ -76,8 +86,11 @@ class PeerLimitsTest {
       load(a, "k", 2000, 200);
       RoundReport r = repair(a, b);
       assertThat(r.ok).isFalse();
-      await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refusals(b, "session_bytes")).isEqualTo(1));
-      assertThat(b.lastReports().values()).anyMatch(rep -> rep.error != null && rep.error.contains("max-session-bytes"));
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(() -> assertThat(refusals(b, "session_bytes")).isEqualTo(1));
+      assertThat(b.lastReports().values())
+          .anyMatch(rep -> rep.error != null && rep.error.contains("max-session-bytes"));
       assertThat(b.store().recordCount()).isBetween(1L, 1999L);
       assertThat(b.store().selfCheck().ok()).isTrue();
       // Rounds resume where they stopped: the partitions already done are skipped, the rest fits.
@@ -91,7 +104,9 @@ class PeerLimitsTest {
   @Test
   void concurrentSessionsPerPeerAreCapped() throws Exception {
     try (Agents c = new Agents(dir)) {
-      ReplicaAgent b = c.start("b", Map.of("max-sessions", "4", "max-sessions-per-peer", "1", "idle-timeout", "5s"));
+      ReplicaAgent b =
+          c.start(
+              "b", Map.of("max-sessions", "4", "max-sessions-per-peer", "1", "idle-timeout", "5s"));
       try (Socket first = new Socket("127.0.0.1", b.peerPort())) {
         Thread.sleep(200); // the first connection holds this peer's only session
         assertThat(first.isConnected()).isTrue();
@@ -120,8 +135,11 @@ class PeerLimitsTest {
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         assertThat(took).isBetween(Duration.ofMillis(900), Duration.ofSeconds(5));
       }
-      await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(refusals(b, "idle_timeout")).isEqualTo(1));
-      assertThat(b.lastReports().values()).anyMatch(rep -> rep.error != null && rep.error.startsWith("idle timeout"));
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(() -> assertThat(refusals(b, "idle_timeout")).isEqualTo(1));
+      assertThat(b.lastReports().values())
+          .anyMatch(rep -> rep.error != null && rep.error.startsWith("idle timeout"));
     }
   }
 }

@@ -23,9 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Agent-to-agent mutual TLS with certificates made at test time: CA-signed agents converge; a peer
- * with a certificate of another CA, a self-signed one, none at all, or plaintext gets nothing and is
- * counted as {@code reconcile_peer_refusals_total{reason="tls"}}; the start-up rule for non-loopback
- * addresses.
+ * with a certificate of another CA, a self-signed one, none at all, or plaintext gets nothing and
+ * is counted as {@code reconcile_peer_refusals_total{reason="tls"}}; the start-up rule for
+ * non-loopback addresses.
  */
 class PeerTlsTest {
   @TempDir static Path pki;
@@ -90,8 +90,13 @@ class PeerTlsTest {
         assertThat(out.ok).as("b -> %s", bad.config().nodeId()).isFalse();
         String who = bad.config().nodeId();
         // The refusal is logged and counted by b (as server for `in`, as client for `out`).
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(
-            () -> assertThat(refusals(b, "tls")).as("tls refusals at b after %s", who).isGreaterThan(before));
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .untilAsserted(
+                () ->
+                    assertThat(refusals(b, "tls"))
+                        .as("tls refusals at b after %s", who)
+                        .isGreaterThan(before));
         assertThat(bad.store().recordCount()).as("records that reached %s", who).isEqualTo(50);
       }
       assertThat(b.store().recordCount()).isEqualTo(200);
@@ -103,7 +108,9 @@ class PeerTlsTest {
     try (Agents c = new Agents(dir)) {
       ReplicaAgent b = c.start("b", tls(nodeB, ca));
       // Trusts the cluster CA but presents no certificate.
-      SSLSocket s = (SSLSocket) Certs.context(ca, null).getSocketFactory().createSocket("127.0.0.1", b.peerPort());
+      SSLSocket s =
+          (SSLSocket)
+              Certs.context(ca, null).getSocketFactory().createSocket("127.0.0.1", b.peerPort());
       s.setSoTimeout(10_000);
       assertThatThrownBy(
               () -> {
@@ -117,9 +124,13 @@ class PeerTlsTest {
               })
           .isInstanceOf(java.io.IOException.class);
       s.close();
-      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(refusals(b, "tls")).isGreaterThanOrEqualTo(1));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(() -> assertThat(refusals(b, "tls")).isGreaterThanOrEqualTo(1));
       // With a CA-signed client certificate the same handshake succeeds.
-      try (SSLSocket ok = (SSLSocket) Certs.context(ca, nodeA).getSocketFactory().createSocket("127.0.0.1", b.peerPort())) {
+      try (SSLSocket ok =
+          (SSLSocket)
+              Certs.context(ca, nodeA).getSocketFactory().createSocket("127.0.0.1", b.peerPort())) {
         ok.startHandshake();
         assertThat(ok.getSession().getPeerCertificates()[0]).isEqualTo(nodeB.cert());
       }
@@ -144,6 +155,7 @@ class PeerTlsTest {
     // Incomplete TLS settings are refused.
     Map<String, String> half = Agents.base("a", dir);
     half.put("tls-cert", nodeA.certPem().toString());
-    assertThatThrownBy(() -> AgentConfig.fromMap(half)).hasMessageContaining("must be given together");
+    assertThatThrownBy(() -> AgentConfig.fromMap(half))
+        .hasMessageContaining("must be given together");
   }
 }

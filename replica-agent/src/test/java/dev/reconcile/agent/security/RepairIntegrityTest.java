@@ -85,12 +85,17 @@ class RepairIntegrityTest {
         long seed = HashSpec.seedFromSecret(secret.getBytes(StandardCharsets.UTF_8));
         byte[] le = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(seed).array();
         byte[] be = ByteBuffer.allocate(8).putLong(seed).array();
-        assertThat(contains(wire, secret.getBytes(StandardCharsets.UTF_8))).as("secret text on the wire").isFalse();
+        assertThat(contains(wire, secret.getBytes(StandardCharsets.UTF_8)))
+            .as("secret text on the wire")
+            .isFalse();
         assertThat(contains(wire, le)).as("seed (LE) on the wire").isFalse();
         assertThat(contains(wire, be)).as("seed (BE) on the wire").isFalse();
         // What does travel: the 32-bit fingerprint that lets peers detect a seed mismatch.
         int fp = HashSpec.xxh3(seed).seedFingerprint();
-        assertThat(contains(wire, ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(fp).array())).isTrue();
+        assertThat(
+                contains(
+                    wire, ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(fp).array()))
+            .isTrue();
       }
     }
   }
@@ -140,12 +145,16 @@ class RepairIntegrityTest {
     }
   }
 
-  /** A random bit flipped in a random frame, either direction: whatever fails, nothing wrong is stored. */
+  /**
+   * A random bit flipped in a random frame, either direction: whatever fails, nothing wrong is
+   * stored.
+   */
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3, 4, 5, 6})
   void randomBitFlipsNeverStoreWrongData(long seed) throws Exception {
     try (Agents c = new Agents(dir)) {
-      // A flip can leave one side waiting for a frame that never comes: a short idle timeout ends that.
+      // A flip can leave one side waiting for a frame that never comes: a short idle timeout ends
+      // that.
       ReplicaAgent a = c.start("a", Map.of("batch-records", "40", "idle-timeout", "2s"));
       ReplicaAgent b = c.start("b", Map.of("idle-timeout", "2s"));
       load(a, "a", 300, 20);
@@ -170,7 +179,12 @@ class RepairIntegrityTest {
         repair(a, via(p)); // may succeed (a harmless bit) or fail: both are fine
       }
       for (ReplicaAgent x : new ReplicaAgent[] {a, b}) {
-        contents(x.store()).forEach((k, v) -> assertThat(union.get(k)).as("seed %d, %s at %s", seed, k, x.config().nodeId()).isEqualTo(v));
+        contents(x.store())
+            .forEach(
+                (k, v) ->
+                    assertThat(union.get(k))
+                        .as("seed %d, %s at %s", seed, k, x.config().nodeId())
+                        .isEqualTo(v));
         assertThat(x.store().selfCheck().ok()).as("seed %d", seed).isTrue();
       }
       RoundReport clean = repair(a, b);
@@ -189,17 +203,22 @@ class RepairIntegrityTest {
       AtomicInteger calls = new AtomicInteger();
       AtomicLong written = new AtomicLong();
       AtomicInteger failedBatch = new AtomicInteger();
-      b.store().faultInjector(
-          n -> {
-            if (calls.incrementAndGet() == 4) {
-              failedBatch.set(n);
-              throw new RocksDBException("injected: While appending to file: No space left on device");
-            }
-            written.addAndGet(n);
-          });
+      b.store()
+          .faultInjector(
+              n -> {
+                if (calls.incrementAndGet() == 4) {
+                  failedBatch.set(n);
+                  throw new RocksDBException(
+                      "injected: While appending to file: No space left on device");
+                }
+                written.addAndGet(n);
+              });
       RoundReport r = repair(a, b);
       assertThat(r.ok).isFalse();
-      assertThat(r.error).contains("could not apply batch").contains("No space left on device").contains("nothing of it applied");
+      assertThat(r.error)
+          .contains("could not apply batch")
+          .contains("No space left on device")
+          .contains("nothing of it applied");
       assertThat(failedBatch.get()).isPositive();
       // Exactly the batches before the failing one are stored; none of the failing one.
       assertThat(b.store().recordCount()).isEqualTo(written.get());
@@ -228,9 +247,11 @@ class RepairIntegrityTest {
       assertThat(r.ok).as(r.error).isTrue();
       assertThat(b.store().recordCount()).isEqualTo(100);
       assertThat(b.store().get(b("future0"))).isEmpty();
-      assertThat(Agents.metric(b, "reconcile_records_refused_total", "reason=\"clock_skew\"")).isEqualTo(5);
+      assertThat(Agents.metric(b, "reconcile_records_refused_total", "reason=\"clock_skew\""))
+          .isEqualTo(5);
       assertThat(b.lastReports().values()).anyMatch(rep -> rep.clockSkewRefused == 5);
-      assertThat(HybridClock.physicalMillis(b.store().clock().last())).isLessThan(System.currentTimeMillis() + 3600_000L);
+      assertThat(HybridClock.physicalMillis(b.store().clock().last()))
+          .isLessThan(System.currentTimeMillis() + 3600_000L);
       assertThat(r.stillDiffering).isNotEmpty();
     }
   }

@@ -14,11 +14,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A fault-injecting TCP proxy on loopback for tests: forwards length-prefixed frames between a
- * client and {@code 127.0.0.1:targetPort}, lets a {@link Rewriter} change each frame body in flight,
- * and keeps a copy of every byte seen in both directions.
+ * client and {@code 127.0.0.1:targetPort}, lets a {@link Rewriter} change each frame body in
+ * flight, and keeps a copy of every byte seen in both directions.
  */
 final class TcpProxy implements AutoCloseable {
-  /** Rewrites one frame body; {@code toTarget} is the client-to-target direction, {@code index} counts per direction. */
+  /**
+   * Rewrites one frame body; {@code toTarget} is the client-to-target direction, {@code index}
+   * counts per direction.
+   */
   @FunctionalInterface
   interface Rewriter {
     byte[] rewrite(boolean toTarget, int index, byte[] body);

@@ -26,11 +26,13 @@ class ConflictRuleTest {
     assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 10, 6), a, SPEC)).isTrue();
     assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 10, 4), a, SPEC)).isFalse();
     // unsigned: a version or origin with the top bit set is larger, not negative
-    assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 0x8000_0000_0000_0000L, 0), a, SPEC)).isTrue();
+    assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 0x8000_0000_0000_0000L, 0), a, SPEC))
+        .isTrue();
     assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 10, -1L), a, SPEC)).isTrue();
     // same version and origin: the larger unsigned value hash wins
     Record b = Record.of(k, bytes("b"), 10, 5);
-    boolean bBigger = Long.compareUnsigned(SPEC.valueHash(bytes("b")), SPEC.valueHash(bytes("a"))) > 0;
+    boolean bBigger =
+        Long.compareUnsigned(SPEC.valueHash(bytes("b")), SPEC.valueHash(bytes("a"))) > 0;
     assertThat(ConflictRule.wins(b, a, SPEC)).isEqualTo(bBigger);
     assertThat(ConflictRule.wins(a, b, SPEC)).isEqualTo(!bBigger);
     // a record never beats itself; absent is beaten by anything
@@ -48,7 +50,8 @@ class ConflictRuleTest {
     assertThat(ConflictRule.wins(empty, tomb, SPEC)).isFalse();
     // against a non-empty value of the same version/origin, the value hashes decide
     Record v = Record.of(k, bytes("v"), 7, 3);
-    boolean vBigger = Long.compareUnsigned(SPEC.valueHash(bytes("v")), SPEC.valueHash(new byte[0])) > 0;
+    boolean vBigger =
+        Long.compareUnsigned(SPEC.valueHash(bytes("v")), SPEC.valueHash(new byte[0])) > 0;
     assertThat(ConflictRule.wins(tomb, v, SPEC)).isEqualTo(!vBigger);
     // a later value beats an earlier tombstone and vice versa
     assertThat(ConflictRule.wins(Record.of(k, bytes("x"), 8, 0), tomb, SPEC)).isTrue();
@@ -79,7 +82,9 @@ class ConflictRuleTest {
     }
     Record[] expected = new Record[5];
     for (Record r : all) {
-      int k = Integer.parseInt(new String(r.key()).substring(4));
+      int k =
+          Integer.parseInt(
+              new String(r.key(), java.nio.charset.StandardCharsets.UTF_8).substring(4));
       if (ConflictRule.wins(r, expected[k], SPEC)) {
         expected[k] = r;
       }
@@ -91,7 +96,8 @@ class ConflictRuleTest {
       Collections.shuffle(order, rnd);
       try (ReplicaStore s =
           ReplicaStore.open(
-              Fixtures.options(dir.resolve("s" + perm), "n" + perm, params, Fixtures.manualMillis(1))
+              Fixtures.options(
+                      dir.resolve("s" + perm), "n" + perm, params, Fixtures.manualMillis(1))
                   .build())) {
         int i = 0;
         while (i < order.size()) {
@@ -106,7 +112,9 @@ class ConflictRuleTest {
         fps.add(s.sketches().fingerprint(1));
         assertThat(s.selfCheck().ok()).as("seed %d perm %d", seed, perm).isTrue();
         for (int k = 0; k < 5; k++) {
-          assertThat(s.get(bytes("key-" + k))).as("seed %d perm %d", seed, perm).contains(expected[k]);
+          assertThat(s.get(bytes("key-" + k)))
+              .as("seed %d perm %d", seed, perm)
+              .contains(expected[k]);
         }
       }
     }
@@ -147,8 +155,8 @@ class ConflictRuleTest {
   static List<Record> conflicting(Random rnd, byte[] key, int n) {
     List<Record> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      long version = 100 + rnd.nextInt(3);
-      long origin = rnd.nextInt(3) == 0 ? -1L : rnd.nextInt(2);
+      long version = 100L + rnd.nextInt(3);
+      long origin = rnd.nextInt(3) == 0 ? -1L : (long) rnd.nextInt(2);
       int kind = rnd.nextInt(4);
       if (kind == 0) {
         out.add(Record.tombstone(key, version, origin));

@@ -26,7 +26,8 @@ final class Fixtures {
     return new AtomicLong(start);
   }
 
-  static StoreOptions.Builder options(Path dir, String node, SketchParams params, AtomicLong millis) {
+  static StoreOptions.Builder options(
+      Path dir, String node, SketchParams params, AtomicLong millis) {
     return StoreOptions.builder(dir, params, ESTIMATORS)
         .nodeId(node)
         .clock(new HybridClock(millis::get))

@@ -52,7 +52,8 @@ class MaintainedTablesTest {
     assertThat(copy.sameCells(m)).isTrue();
     copy.insert(42);
     assertThat(copy.sameCells(m)).isFalse();
-    assertThatThrownBy(() -> m.fold(new IbltShape(3, 1, 8))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> m.fold(new IbltShape(3, 1, 8)))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @ParameterizedTest

@@ -11,7 +11,8 @@ class RecordCodecTest {
   @Test
   void roundTrip() {
     byte[] key = bytes("key");
-    byte[] enc = RecordCodec.encode(key, 0x0102030405060708L, -2L, false, 0xabcdefL, bytes("value"));
+    byte[] enc =
+        RecordCodec.encode(key, 0x0102030405060708L, -2L, false, 0xabcdefL, bytes("value"));
     assertThat(enc).hasSize(RecordCodec.OVERHEAD + 5);
     assertThat(enc[0]).isEqualTo((byte) 1);
     Stored s = RecordCodec.decode(key, enc);
@@ -43,7 +44,8 @@ class RecordCodecTest {
     byte[] enc = RecordCodec.encode(key, 1, 2, false, 3, bytes("v"));
     byte[] crc = enc.clone();
     crc[RecordCodec.HEADER] ^= 1;
-    assertThatThrownBy(() -> RecordCodec.decode(key, crc)).hasMessageContaining("CRC32C mismatch: stored 0x");
+    assertThatThrownBy(() -> RecordCodec.decode(key, crc))
+        .hasMessageContaining("CRC32C mismatch: stored 0x");
     byte[] fmt = enc.clone();
     fmt[0] = 9;
     assertThatThrownBy(() -> RecordCodec.decode(key, fmt))

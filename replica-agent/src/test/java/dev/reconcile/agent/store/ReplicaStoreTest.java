@@ -143,7 +143,8 @@ class ReplicaStoreTest {
         .hasMessageContaining("created with partitions log2 2, opened with 3");
     SketchParams otherSeed =
         new SketchParams(HashSpec.xxh3(999), 2, 3, 6, Fixtures.ESTIMATORS.params());
-    assertThatThrownBy(() -> ReplicaStore.open(Fixtures.options(dir, "node-a", otherSeed, ms).build()))
+    assertThatThrownBy(
+            () -> ReplicaStore.open(Fixtures.options(dir, "node-a", otherSeed, ms).build()))
         .isInstanceOf(StoreException.class)
         .hasMessageContaining(
             "created with seed fingerprint "
@@ -177,7 +178,8 @@ class ReplicaStoreTest {
         ReplicaStore.open(Fixtures.options(dir, "n", single, ms).build(), collide)) {
       long v = s.put(bytes("k1"), bytes("same"));
       s.apply(List.of(Record.of(bytes("k2"), bytes("same"), v, s.origin())));
-      long e = single.spec().element(0, v, s.origin(), false, single.spec().valueHash(bytes("same")));
+      long e =
+          single.spec().element(0, v, s.origin(), false, single.spec().valueHash(bytes("same")));
       PartitionSketches sk = s.sketches();
       assertThat(drain(sk.sortedElements(0))).containsExactly(e, e);
       assertThat(sk.contains(0, e)).isTrue();
@@ -222,7 +224,8 @@ class ReplicaStoreTest {
 
       List<Record> batch = new ArrayList<>();
       for (int i = 0; i < 40; i++) { // new keys and overwrites of existing ones
-        batch.add(Record.of(bytes("k" + i), bytes("repair" + i), HybridClock.version(90_000, i), 7));
+        batch.add(
+            Record.of(bytes("k" + i), bytes("repair" + i), HybridClock.version(90_000, i), 7));
       }
       fail[0] = true;
       assertThatThrownBy(() -> s.apply(batch))
@@ -274,7 +277,8 @@ class ReplicaStoreTest {
           .isInstanceOf(StoreException.Corrupt.class)
           .hasMessageContaining("corrupt record for key 0x626164: CRC32C mismatch");
       Record incoming = Record.of(bytes("bad"), bytes("repair"), HybridClock.version(9_999, 0), 3);
-      assertThatThrownBy(() -> s.apply(List.of(incoming))).isInstanceOf(StoreException.Corrupt.class);
+      assertThatThrownBy(() -> s.apply(List.of(incoming)))
+          .isInstanceOf(StoreException.Corrupt.class);
       assertThatThrownBy(() -> s.forEachRecord(r -> {})).isInstanceOf(StoreException.Corrupt.class);
       SelfCheck check = s.selfCheck();
       assertThat(check.ok()).isFalse();
@@ -302,14 +306,18 @@ class ReplicaStoreTest {
       workload(s, ms, 41, 600, 120);
       assertIndexAgreesWithRecords(s, "seed 41");
       // an element overwritten meanwhile is skipped
-      Record r = s.get(bytes("k1")).orElseGet(() -> {
-        s.put(bytes("k1"), bytes("x"));
-        return s.get(bytes("k1")).orElseThrow();
-      });
+      Record r =
+          s.get(bytes("k1"))
+              .orElseGet(
+                  () -> {
+                    s.put(bytes("k1"), bytes("x"));
+                    return s.get(bytes("k1")).orElseThrow();
+                  });
       HashSpec spec = PARAMS.spec();
       long kh = spec.keyHash(r.key());
       int p = HashSpec.partition(kh, PARAMS.partitionsLog2());
-      long old = spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value()));
+      long old =
+          spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value()));
       assertThat(s.recordsFor(p, new long[] {old})).containsExactly(r);
       s.put(bytes("k1"), bytes("newer"));
       assertThat(s.recordsFor(p, new long[] {old})).isEmpty();
@@ -326,15 +334,15 @@ class ReplicaStoreTest {
       s.markPartitionDone("peer", 9, 1);
       snapshot(s.sketches(), fps, new ArrayList<>(), new ArrayList<>());
     }
-    StoreOptions ro =
-        StoreOptions.builder(dir, PARAMS, Fixtures.ESTIMATORS).readOnly(true).build();
+    StoreOptions ro = StoreOptions.builder(dir, PARAMS, Fixtures.ESTIMATORS).readOnly(true).build();
     try (ReplicaStore s = ReplicaStore.open(ro)) {
       List<Fingerprint> fps2 = new ArrayList<>();
       snapshot(s.sketches(), fps2, new ArrayList<>(), new ArrayList<>());
       assertThat(fps2).isEqualTo(fps);
       assertThat(s.selfCheck().ok()).isTrue();
       assertThat(s.partitionsDone("peer", 9)).isEqualTo(bits(1));
-      assertThatThrownBy(() -> s.put(bytes("k"), bytes("v"))).hasMessageContaining("is open read-only");
+      assertThatThrownBy(() -> s.put(bytes("k"), bytes("v")))
+          .hasMessageContaining("is open read-only");
       assertThatThrownBy(() -> s.delete(bytes("k"))).hasMessageContaining("is open read-only");
       assertThatThrownBy(() -> s.apply(List.of(Record.of(bytes("k"), bytes("v"), 1, 1))))
           .hasMessageContaining("is open read-only");
@@ -404,7 +412,8 @@ class ReplicaStoreTest {
     AtomicLong ms = Fixtures.manualMillis(1_000);
     ReplicaStore s = open(ms);
     s.put(bytes("a"), bytes("b"));
-    ElementCursor c = s.sketches().sortedElements(HashSpec.partition(PARAMS.spec().keyHash(bytes("a")), 2));
+    ElementCursor c =
+        s.sketches().sortedElements(HashSpec.partition(PARAMS.spec().keyHash(bytes("a")), 2));
     assertThat(c.next()).isTrue();
     s.close();
     assertThatThrownBy(c::next).isInstanceOf(StoreException.class).hasMessageContaining("closed");
@@ -435,7 +444,8 @@ class ReplicaStoreTest {
       workload(s, ms, 71, 200, 100);
       java.util.concurrent.atomic.AtomicReference<Throwable> failure =
           new java.util.concurrent.atomic.AtomicReference<>();
-      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      java.util.concurrent.atomic.AtomicBoolean stop =
+          new java.util.concurrent.atomic.AtomicBoolean();
       List<Thread> readers = new ArrayList<>();
       for (int t = 0; t < 3; t++) {
         int id = t;
@@ -478,7 +488,9 @@ class ReplicaStoreTest {
 
   // --------------------------------------------------------------------------------- helpers
 
-  /** Seeded mix of local puts/deletes, remote applies (older, newer, duplicate), bulk loads, purges. */
+  /**
+   * Seeded mix of local puts/deletes, remote applies (older, newer, duplicate), bulk loads, purges.
+   */
   static void workload(ReplicaStore s, AtomicLong ms, long seed, int ops, int keys) {
     Random r = new Random(seed);
     for (int i = 0; i < ops; i++) {
@@ -496,7 +508,8 @@ class ReplicaStoreTest {
         int n = 1 + r.nextInt(20);
         for (int j = 0; j < n; j++) {
           byte[] key = bytes("k" + r.nextInt(keys));
-          long version = HybridClock.version(Math.max(1, ms.get() + r.nextInt(100) - 60), r.nextInt(4));
+          long version =
+              HybridClock.version(Math.max(1, ms.get() + r.nextInt(100) - 60), r.nextInt(4));
           long origin = r.nextInt(4);
           if (r.nextInt(5) == 0) {
             batch.add(Record.tombstone(key, version, origin));
@@ -513,7 +526,8 @@ class ReplicaStoreTest {
       } else if (op < 11) {
         List<Record> bulk = new ArrayList<>();
         for (int j = 0; j < 30; j++) {
-          bulk.add(Record.of(bytes("k" + r.nextInt(keys)), bytes("bulk" + j), ms.get() << 16 | j, 9));
+          bulk.add(
+              Record.of(bytes("k" + r.nextInt(keys)), bytes("bulk" + j), ms.get() << 16 | j, 9));
         }
         s.putAll(bulk);
       } else if (r.nextInt(10) == 0 && s.options().maintainSketches()) {
@@ -522,7 +536,8 @@ class ReplicaStoreTest {
     }
   }
 
-  static void snapshot(PartitionSketches sk, List<Fingerprint> fps, List<Iblt> tables, List<byte[]> est) {
+  static void snapshot(
+      PartitionSketches sk, List<Fingerprint> fps, List<Iblt> tables, List<byte[]> est) {
     SketchParams p = sk.params();
     for (int i = 0; i < p.partitions(); i++) {
       fps.add(sk.fingerprint(i));
@@ -545,7 +560,8 @@ class ReplicaStoreTest {
       Record r = all.get(i);
       long kh = spec.keyHash(r.key());
       parts[i] = HashSpec.partition(kh, params.partitionsLog2());
-      elements[i] = spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value()));
+      elements[i] =
+          spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value()));
     }
     MemorySketches m = MemorySketches.of(params, Fixtures.ESTIMATORS, parts, elements);
     PartitionSketches sk = s.sketches();
@@ -558,7 +574,9 @@ class ReplicaStoreTest {
             new IbltShape(3, 1, 0));
     for (int p = 0; p < params.partitions(); p++) {
       assertThat(sk.fingerprint(p)).as("%s partition %d", ctx, p).isEqualTo(m.fingerprint(p));
-      assertThat(sk.estimator(p).toProto()).as("%s partition %d", ctx, p).isEqualTo(m.estimator(p).toProto());
+      assertThat(sk.estimator(p).toProto())
+          .as("%s partition %d", ctx, p)
+          .isEqualTo(m.estimator(p).toProto());
       for (IbltShape shape : shapes) {
         assertThat(sk.iblt(p, shape).sameCells(m.iblt(p, shape)))
             .as("%s partition %d shape %s", ctx, p, shape)
@@ -582,14 +600,20 @@ class ReplicaStoreTest {
           long kh = spec.keyHash(r.key());
           int p = HashSpec.partition(kh, params.partitionsLog2());
           byPartition.get(p).add(r);
-          elems.get(p).add(spec.element(kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value())));
+          elems
+              .get(p)
+              .add(
+                  spec.element(
+                      kh, r.version(), r.origin(), r.tombstone(), spec.valueHash(r.value())));
         });
     Random rnd = new Random(1);
     for (int p = 0; p < params.partitions(); p++) {
       long[] expected = elems.get(p).stream().mapToLong(Long::longValue).toArray();
       long[] flipped = Arrays.stream(expected).map(x -> x ^ Long.MIN_VALUE).sorted().toArray();
       long[] sortedUnsigned = Arrays.stream(flipped).map(x -> x ^ Long.MIN_VALUE).toArray();
-      assertThat(drain(s.sketches().sortedElements(p))).as("%s partition %d", ctx, p).containsExactly(sortedUnsigned);
+      assertThat(drain(s.sketches().sortedElements(p)))
+          .as("%s partition %d", ctx, p)
+          .containsExactly(sortedUnsigned);
       for (long e : expected) {
         assertThat(s.sketches().contains(p, e)).as("%s partition %d", ctx, p).isTrue();
       }
@@ -621,7 +645,7 @@ class ReplicaStoreTest {
         RocksDB db = RocksDB.open(o, dir.toString(), descs, handles)) {
       try {
         for (int i = 0; i < names.size(); i++) {
-          if (new String(names.get(i)).equals(cf)) {
+          if (new String(names.get(i), java.nio.charset.StandardCharsets.UTF_8).equals(cf)) {
             byte[] v = db.get(handles.get(i), key);
             db.put(handles.get(i), key, m.apply(v));
           }

@@ -63,7 +63,9 @@ class EstimatorFuzzTest {
 
   @Test
   void estimateSurvivesMutatedEstimators() {
-    assertTimeoutPreemptively(Duration.ofSeconds(120L * Mutator.scale()), () -> FuzzLoop.run("StrataEstimator.estimate", 5, N, EstimatorFuzzTest::one));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(120L * Mutator.scale()),
+        () -> FuzzLoop.run("StrataEstimator.estimate", 5, N, EstimatorFuzzTest::one));
   }
 
   /** Regression seeds (a failing seed from the loop above goes here). */

@@ -25,13 +25,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Fuzzing of the session state machine with the real strata estimator: genuine transcripts of
- * several scenarios (identical sets, small partitions taking the digest path, estimator + IBLT,
- * dry run) are recorded; each input replays one role up to a random state, then delivers one
- * mutated frame (byte mutations through {@link Envelope#parseFrom}, or protobuf field edits such
- * as shape log2 = 26, strata = 2^30, 10^6-entry partition lists), then optionally the rest of the
- * genuine frames. {@link ReconcileSession#receive} must never throw, must end any failure with a
- * clear message and never with {@code INTERNAL} (an unexpected runtime exception inside), and every
- * input must finish within {@link FuzzLoop#PER_INPUT}.
+ * several scenarios (identical sets, small partitions taking the digest path, estimator + IBLT, dry
+ * run) are recorded; each input replays one role up to a random state, then delivers one mutated
+ * frame (byte mutations through {@link Envelope#parseFrom}, or protobuf field edits such as shape
+ * log2 = 26, strata = 2^30, 10^6-entry partition lists), then optionally the rest of the genuine
+ * frames. {@link ReconcileSession#receive} must never throw, must end any failure with a clear
+ * message and never with {@code INTERNAL} (an unexpected runtime exception inside), and every input
+ * must finish within {@link FuzzLoop#PER_INPUT}.
  */
 class SessionFuzzTest {
   private static final int N = 2500 * Mutator.scale();
@@ -39,8 +39,13 @@ class SessionFuzzTest {
 
   /** A recorded genuine exchange. */
   private record Scenario(
-      String name, MemorySketches a, MemorySketches b, long sessionId, boolean dryRun,
-      List<Envelope> toResponder, List<Envelope> toInitiator) {}
+      String name,
+      MemorySketches a,
+      MemorySketches b,
+      long sessionId,
+      boolean dryRun,
+      List<Envelope> toResponder,
+      List<Envelope> toInitiator) {}
 
   static {
     StrataEstimatorFactory f = StrataEstimatorFactory.defaults();
@@ -50,25 +55,40 @@ class SessionFuzzTest {
     scenario("iblt-dry-run", f, 4, 2000, 10, 30, true);
   }
 
-  private static void scenario(String name, StrataEstimatorFactory f, long seed, int common, int da, int db, boolean dry) {
+  private static void scenario(
+      String name, StrataEstimatorFactory f, long seed, int common, int da, int db, boolean dry) {
     SketchParams params = TestSets.params(seed, 2, 12, f.params());
     TestSets s = TestSets.random(seed, common, da, db);
     MemorySketches a = MemorySketches.of(params, f, TestSets.partitionsOf(s.a, 2), s.a);
     MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, 2), s.b);
     List<Envelope> toR = new ArrayList<>();
     List<Envelope> toI = new ArrayList<>();
-    ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", seed).withDryRun(dry), a);
+    ReconcileSession i =
+        ReconcileSession.initiator(SessionConfig.of("c", "a", seed).withDryRun(dry), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
-    SessionDriver.run(i, r, e -> { toR.add(e); return e; }, e -> { toI.add(e); return e; });
+    SessionDriver.run(
+        i,
+        r,
+        e -> {
+          toR.add(e);
+          return e;
+        },
+        e -> {
+          toI.add(e);
+          return e;
+        });
     if (!i.succeeded() || !r.succeeded()) {
-      throw new IllegalStateException("scenario " + name + " did not succeed: " + i.failure() + " " + r.failure());
+      throw new IllegalStateException(
+          "scenario " + name + " did not succeed: " + i.failure() + " " + r.failure());
     }
     SCENARIOS.add(new Scenario(name, a, b, seed, dry, List.copyOf(toR), List.copyOf(toI)));
   }
 
   private static ReconcileSession fresh(Scenario sc, boolean initiator) {
     if (initiator) {
-      ReconcileSession s = ReconcileSession.initiator(SessionConfig.of("c", "a", sc.sessionId()).withDryRun(sc.dryRun()), sc.a());
+      ReconcileSession s =
+          ReconcileSession.initiator(
+              SessionConfig.of("c", "a", sc.sessionId()).withDryRun(sc.dryRun()), sc.a());
       s.start();
       return s;
     }
@@ -128,20 +148,30 @@ class SessionFuzzTest {
       throw new AssertionError("failure without a message: " + f);
     }
     if (f.code() == Refusal.Code.INTERNAL && !f.byPeer()) {
-      throw new AssertionError("internal error on hostile input (" + sc.name() + ", " + (initiator ? "initiator" : "responder")
-          + ", state after " + k + " frames): " + f.message());
+      throw new AssertionError(
+          "internal error on hostile input ("
+              + sc.name()
+              + ", "
+              + (initiator ? "initiator" : "responder")
+              + ", state after "
+              + k
+              + " frames): "
+              + f.message());
     }
     return false;
   }
 
   @Test
   void sessionSurvivesMutatedFramesInEveryState() {
-    assertTimeoutPreemptively(Duration.ofSeconds(300L * Mutator.scale()), () -> FuzzLoop.run("ReconcileSession.receive", 7, N, SessionFuzzTest::one));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(300L * Mutator.scale()),
+        () -> FuzzLoop.run("ReconcileSession.receive", 7, N, SessionFuzzTest::one));
   }
 
   /** Regression seeds (a failing seed from the loop above goes here). */
   @ParameterizedTest
-  @ValueSource(longs = {0L, 6018027440424185171L /* a Refusal without a message: now "(no reason given)" */})
+  @ValueSource(
+      longs = {0L, 6018027440424185171L /* a Refusal without a message: now "(no reason given)" */})
   void regressions(long seed) {
     FuzzLoop.one("ReconcileSession.receive", seed, SessionFuzzTest::one);
   }
