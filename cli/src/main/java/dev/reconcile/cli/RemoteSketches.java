@@ -14,6 +14,8 @@ import dev.reconcile.core.ProtocolException;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Estimator;
+import dev.reconcile.core.wire.IbltProto;
+import dev.reconcile.core.wire.SketchParamsProto;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -57,13 +59,13 @@ final class RemoteSketches implements PartitionSketches {
   static RemoteSketches open(
       AgentSideHttp http, SketchParams expected, EstimatorFactory estimators, Duration timeout) {
     byte[] b = http.getBytes("/sketch/params", timeout);
-    dev.reconcile.core.wire.SketchParams remote;
+    SketchParamsProto remote;
     try {
-      remote = dev.reconcile.core.wire.SketchParams.parseFrom(b);
+      remote = SketchParamsProto.parseFrom(b);
     } catch (InvalidProtocolBufferException e) {
       throw new CliException(http.label() + ": /sketch/params is not a SketchParams message");
     }
-    dev.reconcile.core.wire.SketchParams mine = expected.toProto();
+    SketchParamsProto mine = expected.toProto();
     if (!remote.equals(mine)) {
       throw new CliException(
           http.label()
@@ -119,7 +121,7 @@ final class RemoteSketches implements PartitionSketches {
                 + shape.log2(),
             timeout);
     try {
-      return Wire.readIblt(dev.reconcile.core.wire.Iblt.parseFrom(b), params, shape);
+      return Wire.readIblt(IbltProto.parseFrom(b), params, shape);
     } catch (InvalidProtocolBufferException | ProtocolException e) {
       throw new CliException(
           http.label() + ": bad table for partition " + partition + ": " + e.getMessage());

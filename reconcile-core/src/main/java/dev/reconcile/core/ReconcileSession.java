@@ -14,6 +14,7 @@ import dev.reconcile.core.wire.MissingChunk;
 import dev.reconcile.core.wire.Mode;
 import dev.reconcile.core.wire.Refusal;
 import dev.reconcile.core.wire.Refusal.Code;
+import dev.reconcile.core.wire.SketchParamsProto;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -461,7 +462,7 @@ public final class ReconcileSession {
     state = State.RECONCILING;
   }
 
-  private void checkParams(dev.reconcile.core.wire.SketchParams p) throws ProtocolException {
+  private void checkParams(SketchParamsProto p) throws ProtocolException {
     HashSpec spec = params.spec();
     if (p.getHashId() != spec.id()) {
       throw new ProtocolException(

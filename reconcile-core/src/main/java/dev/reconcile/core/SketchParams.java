@@ -1,6 +1,7 @@
 package dev.reconcile.core;
 
 import dev.reconcile.core.wire.EstimatorParams;
+import dev.reconcile.core.wire.SketchParamsProto;
 
 /**
  * Everything two peers must agree on before their sketches can be combined. Compared field by field
@@ -64,8 +65,8 @@ public record SketchParams(
     return s;
   }
 
-  public dev.reconcile.core.wire.SketchParams toProto() {
-    return dev.reconcile.core.wire.SketchParams.newBuilder()
+  public SketchParamsProto toProto() {
+    return SketchParamsProto.newBuilder()
         .setHashId(spec.id())
         .setSeedFingerprint(spec.seedFingerprint())
         .setPartitionsLog2(partitionsLog2)

@@ -3,6 +3,7 @@ package dev.reconcile.core;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import dev.reconcile.core.wire.CellLayoutProto;
+import dev.reconcile.core.wire.IbltProto;
 import dev.reconcile.core.wire.IbltShapeProto;
 import dev.reconcile.core.wire.Refusal.Code;
 import java.io.IOException;
@@ -53,8 +54,8 @@ public final class Wire {
     }
   }
 
-  public static dev.reconcile.core.wire.Iblt toProto(Iblt t) {
-    return dev.reconcile.core.wire.Iblt.newBuilder()
+  public static IbltProto toProto(Iblt t) {
+    return IbltProto.newBuilder()
         .setFormatVersion(SKETCH_VERSION)
         .setHashId(t.spec().id())
         .setSeedFingerprint(t.spec().seedFingerprint())
@@ -69,8 +70,7 @@ public final class Wire {
    * seed fingerprint, shape validity, the shape is one the parameters allow ({@code expected}, when
    * given, exactly), the wide cell layout, and the exact byte length.
    */
-  public static Iblt readIblt(
-      dev.reconcile.core.wire.Iblt m, SketchParams params, IbltShape expected)
+  public static Iblt readIblt(IbltProto m, SketchParams params, IbltShape expected)
       throws ProtocolException {
     if (m.getFormatVersion() != SKETCH_VERSION) {
       throw new ProtocolException(

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.Hashing;
+import dev.reconcile.core.wire.IbltProto;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -102,7 +103,7 @@ class HashSpecGoldenTest {
   @Test
   void goldenPackedIbltDecodesAndReencodesIdentically() throws Exception {
     byte[] golden = resource("/golden/iblt-v1.bin");
-    dev.reconcile.core.wire.Iblt m = dev.reconcile.core.wire.Iblt.parseFrom(golden);
+    IbltProto m = IbltProto.parseFrom(golden);
     HashSpec spec = HashSpec.xxh3(42);
     assertThat(m.getFormatVersion()).isEqualTo(1);
     assertThat(m.getHashId()).isEqualTo(HashSpec.XXH3_64_V1);
@@ -140,7 +141,7 @@ class HashSpecGoldenTest {
   @Test
   void goldenCellsRefuseAWrongLength() throws Exception {
     byte[] golden = resource("/golden/iblt-v1.bin");
-    dev.reconcile.core.wire.Iblt m = dev.reconcile.core.wire.Iblt.parseFrom(golden);
+    IbltProto m = IbltProto.parseFrom(golden);
     byte[] cells = m.getCells().toByteArray();
     ByteBuffer shortBuf = ByteBuffer.wrap(cells, 0, cells.length - 1);
     org.assertj.core.api.Assertions.assertThatThrownBy(

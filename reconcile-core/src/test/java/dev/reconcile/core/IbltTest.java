@@ -3,6 +3,7 @@ package dev.reconcile.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.reconcile.core.wire.IbltProto;
 import dev.reconcile.core.wire.Refusal.Code;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -232,8 +233,7 @@ class IbltTest {
     }
   }
 
-  private static void expectRefusal(
-      dev.reconcile.core.wire.Iblt m, SketchParams params, Code code, String text) {
+  private static void expectRefusal(IbltProto m, SketchParams params, Code code, String text) {
     try {
       Wire.readIblt(m, params, null);
       throw new AssertionError("expected a refusal containing " + text);

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.reconcile.core.PartitionOutcome.Path;
 import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.HelloAck;
+import dev.reconcile.core.wire.Refusal;
 import dev.reconcile.core.wire.Refusal.Code;
 import java.util.Arrays;
 import java.util.List;
@@ -400,10 +402,7 @@ class ReconcileSessionTest {
     p[0].receive(
         Envelope.newBuilder()
             .setFormatVersion(1)
-            .setRefusal(
-                dev.reconcile.core.wire.Refusal.newBuilder()
-                    .setCode(Code.BUSY)
-                    .setMessage("busy: 1 rounds active"))
+            .setRefusal(Refusal.newBuilder().setCode(Code.BUSY).setMessage("busy: 1 rounds active"))
             .build());
     assertThat(p[0].failure())
         .get()
@@ -523,12 +522,7 @@ class ReconcileSessionTest {
     SessionDriver.run(
         p[0],
         p[1],
-        e ->
-            e.hasHello()
-                ? e.toBuilder()
-                    .setHelloAck(dev.reconcile.core.wire.HelloAck.getDefaultInstance())
-                    .build()
-                : e,
+        e -> e.hasHello() ? e.toBuilder().setHelloAck(HelloAck.getDefaultInstance()).build() : e,
         e -> e);
     assertThat(p[1].failure())
         .get()

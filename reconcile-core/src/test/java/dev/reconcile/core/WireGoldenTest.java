@@ -8,15 +8,16 @@ import dev.reconcile.core.wire.DigestRequest;
 import dev.reconcile.core.wire.Done;
 import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.EstimatorParams;
+import dev.reconcile.core.wire.FingerprintSet;
 import dev.reconcile.core.wire.Hello;
 import dev.reconcile.core.wire.HelloAck;
 import dev.reconcile.core.wire.IbltOffer;
 import dev.reconcile.core.wire.IbltRequest;
 import dev.reconcile.core.wire.MissingChunk;
 import dev.reconcile.core.wire.Mode;
-import dev.reconcile.core.wire.Record;
 import dev.reconcile.core.wire.RecordAck;
 import dev.reconcile.core.wire.RecordBatch;
+import dev.reconcile.core.wire.RecordProto;
 import dev.reconcile.core.wire.Refusal;
 import dev.reconcile.core.wire.RepairEnd;
 import java.io.ByteArrayOutputStream;
@@ -79,7 +80,7 @@ class WireGoldenTest {
     bodies.add(
         Envelope.newBuilder()
             .setFingerprints(
-                dev.reconcile.core.wire.FingerprintSet.newBuilder()
+                FingerprintSet.newBuilder()
                     .addPartitions(3)
                     .addPartitions(9)
                     .setPacked(Wire.packFingerprints(fps))));
@@ -123,8 +124,8 @@ class WireGoldenTest {
                 Refusal.newBuilder()
                     .setCode(Refusal.Code.SEED)
                     .setMessage("hash seed fingerprint mismatch")));
-    Record r =
-        Record.newBuilder()
+    RecordProto r =
+        RecordProto.newBuilder()
             .setKey(ByteString.copyFromUtf8("k"))
             .setValue(ByteString.copyFromUtf8("v"))
             .setVersion(1L << 20)

@@ -14,6 +14,8 @@ import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.TestSets;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.IbltOffer;
+import dev.reconcile.core.wire.IbltProto;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,10 +34,10 @@ class WireFuzzTest {
   private static final SketchParams PARAMS =
       TestSets.params(11, 2, 10, ExactEstimator.factory(1).params());
   private static final int N = 4000 * Mutator.scale();
-  private static final List<dev.reconcile.core.wire.Iblt> BASES = bases();
+  private static final List<IbltProto> BASES = bases();
 
-  private static List<dev.reconcile.core.wire.Iblt> bases() {
-    List<dev.reconcile.core.wire.Iblt> out = new ArrayList<>();
+  private static List<IbltProto> bases() {
+    List<IbltProto> out = new ArrayList<>();
     SplittableRandom r = new SplittableRandom(3);
     for (int cells : new int[] {3, 48, 400, 3000}) {
       IbltShape s = PARAMS.shapeWithAtLeast(cells);
@@ -49,11 +51,11 @@ class WireFuzzTest {
   }
 
   static boolean readIblt(SplittableRandom r) throws Exception {
-    dev.reconcile.core.wire.Iblt base = BASES.get(r.nextInt(BASES.size()));
-    dev.reconcile.core.wire.Iblt m;
+    IbltProto base = BASES.get(r.nextInt(BASES.size()));
+    IbltProto m;
     if (r.nextBoolean()) {
       try {
-        m = dev.reconcile.core.wire.Iblt.parseFrom(Mutator.mutateBytes(base.toByteArray(), r));
+        m = IbltProto.parseFrom(Mutator.mutateBytes(base.toByteArray(), r));
       } catch (InvalidProtocolBufferException e) {
         FuzzLoop.clearMessage("readIblt", e);
         return false;
@@ -107,7 +109,7 @@ class WireFuzzTest {
                 Envelope.newBuilder()
                     .setFormatVersion(1)
                     .setSequence(3)
-                    .setIblt(dev.reconcile.core.wire.IbltOffer.newBuilder().setTable(BASES.get(1)))
+                    .setIblt(IbltOffer.newBuilder().setTable(BASES.get(1)))
                     .build()
                     .toByteArray(),
                 r);

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import dev.reconcile.agent.store.Record;
 import dev.reconcile.core.ProtocolException;
 import dev.reconcile.core.wire.RecordBatch;
+import dev.reconcile.core.wire.RecordProto;
 import dev.reconcile.core.wire.Refusal.Code;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,8 +17,8 @@ public final class BatchCodec {
 
   private BatchCodec() {}
 
-  public static dev.reconcile.core.wire.Record toProto(Record r) {
-    return dev.reconcile.core.wire.Record.newBuilder()
+  public static RecordProto toProto(Record r) {
+    return RecordProto.newBuilder()
         .setKey(ByteString.copyFrom(r.key()))
         .setValue(ByteString.copyFrom(r.value()))
         .setVersion(r.version())
@@ -27,16 +28,16 @@ public final class BatchCodec {
   }
 
   /** CRC32C of the concatenated serialized records. */
-  public static int crc(List<dev.reconcile.core.wire.Record> records) {
+  public static int crc(List<RecordProto> records) {
     CRC32C c = new CRC32C();
-    for (dev.reconcile.core.wire.Record r : records) {
+    for (RecordProto r : records) {
       c.update(r.toByteArray());
     }
     return (int) c.getValue();
   }
 
   public static RecordBatch batch(int partition, long seq, List<Record> records) {
-    List<dev.reconcile.core.wire.Record> protos = new ArrayList<>(records.size());
+    List<RecordProto> protos = new ArrayList<>(records.size());
     for (Record r : records) {
       protos.add(toProto(r));
     }
@@ -77,7 +78,7 @@ public final class BatchCodec {
               b.getBatchSeq(), b.getCrc32C(), crc));
     }
     List<Record> out = new ArrayList<>(b.getRecordsCount());
-    for (dev.reconcile.core.wire.Record r : b.getRecordsList()) {
+    for (RecordProto r : b.getRecordsList()) {
       if (r.getKey().isEmpty() || r.getKey().size() > MAX_KEY_BYTES) {
         throw new ProtocolException(
             Code.MALFORMED,
