@@ -1,15 +1,15 @@
 package dev.reconcile.bench;
 
-import dev.reconcile.agent.store.ApplyResult;
 import dev.reconcile.agent.store.HybridClock;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
+import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.CellLayout;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.Iblt;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
@@ -256,11 +256,11 @@ public class StoreBenchmark {
       store = ReplicaStore.open(options(dir, params(partitionsLog2, maxLog2)).build());
     }
 
-    List<Record> batch() {
-      List<Record> b = new ArrayList<>(1000);
+    List<ReplicaRecord> batch() {
+      List<ReplicaRecord> b = new ArrayList<>(1000);
       for (int i = 0; i < 1000; i++) {
         long n = next++;
-        b.add(Record.of(key(n), value, HybridClock.version(1_700_000_000_000L + n, 0), 77));
+        b.add(ReplicaRecord.of(key(n), value, HybridClock.version(1_700_000_000_000L + n, 0), 77));
       }
       return b;
     }
@@ -281,7 +281,7 @@ public class StoreBenchmark {
       jvmArgsAppend = {"-Xmx3g"})
   @Warmup(iterations = 2, time = 2)
   @Measurement(iterations = 5, time = 2)
-  public ApplyResult apply(Applies s) {
+  public ApplyOutcome apply(Applies s) {
     return s.store.apply(s.batch());
   }
 
@@ -314,9 +314,10 @@ public class StoreBenchmark {
       try (ReplicaStore s =
           ReplicaStore.open(
               options(dir, params(partitionsLog2, maxLog2)).maintainSketches(false).build())) {
-        List<Record> chunk = new ArrayList<>(10_000);
+        List<ReplicaRecord> chunk = new ArrayList<>(10_000);
         for (int i = 0; i < records; i++) {
-          chunk.add(Record.of(key(i), value, HybridClock.version(1_700_000_000_000L + i, 0), 5));
+          chunk.add(
+              ReplicaRecord.of(key(i), value, HybridClock.version(1_700_000_000_000L + i, 0), 5));
           if (chunk.size() == 10_000) {
             s.putAll(chunk);
             chunk.clear();

@@ -2,10 +2,10 @@ package dev.reconcile.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.reconcile.agent.net.BatchCodec;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.ProtocolException;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.RecordBatch;
@@ -57,14 +57,14 @@ final class AgentSide implements Side {
     KeyList.Builder b = new KeyList.Builder();
     if (sortedElements.length > 0) {
       byte[] body = Wire.packLongs(sortedElements, 0, sortedElements.length).toByteArray();
-      List<Record> records;
+      List<ReplicaRecord> records;
       try {
         RecordBatch batch = RecordBatch.parseFrom(http.postBytes("/sketch/records", body, timeout));
         records = BatchCodec.read(batch, Integer.MAX_VALUE);
       } catch (InvalidProtocolBufferException | ProtocolException e) {
         throw new CliException(label + ": bad records answer: " + e.getMessage());
       }
-      for (Record r : records) {
+      for (ReplicaRecord r : records) {
         b.add(r.key(), 0, r.key().length);
       }
     }

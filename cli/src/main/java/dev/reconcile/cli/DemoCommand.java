@@ -5,9 +5,9 @@ import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
 import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -174,9 +174,9 @@ final class DemoCommand implements Callable<Integer> {
     int common = keys - onlyA;
     long origin = NodeIds.origin("loader");
     long version = a.clock().now();
-    List<Record> batch = new ArrayList<>(10_000);
+    List<ReplicaRecord> batch = new ArrayList<>(10_000);
     for (int i = 0; i < common; i++) {
-      batch.add(new Record(key("key", i), value(rnd), version, origin, false));
+      batch.add(new ReplicaRecord(key("key", i), value(rnd), version, origin, false));
       if (batch.size() == 10_000) {
         a.putAll(batch);
         b.putAll(batch);

@@ -3,13 +3,13 @@ package dev.reconcile.cli;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
-import dev.reconcile.agent.store.ApplyResult;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreException;
 import dev.reconcile.agent.store.StoreOptions;
+import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.PartitionOutcome;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SessionStats;
 import dev.reconcile.core.SketchParams;
 import io.vertx.core.json.JsonObject;
@@ -277,8 +277,8 @@ final class RepairCommand implements Callable<Integer> {
         return 0;
       }
       // Read both directions before writing either, so that each side ships what it held.
-      List<List<Record>> forRight = new ArrayList<>();
-      List<List<Record>> forLeft = new ArrayList<>();
+      List<List<ReplicaRecord>> forRight = new ArrayList<>();
+      List<List<ReplicaRecord>> forLeft = new ArrayList<>();
       for (PartitionOutcome o : outcomes) {
         fetch(a, o.partition(), o.missingRemote(), forRight);
         fetch(b, o.partition(), o.missingLocal(), forLeft);
@@ -309,7 +309,7 @@ final class RepairCommand implements Callable<Integer> {
   private record Moved(long records, long applied, long stale) {}
 
   private static void fetch(
-      ReplicaStore s, int partition, long[] elements, List<List<Record>> into) {
+      ReplicaStore s, int partition, long[] elements, List<List<ReplicaRecord>> into) {
     for (int from = 0; from < elements.length; from += CHUNK) {
       into.add(
           s.recordsFor(
@@ -318,12 +318,12 @@ final class RepairCommand implements Callable<Integer> {
     }
   }
 
-  private static Moved apply(ReplicaStore s, List<List<Record>> batches) {
+  private static Moved apply(ReplicaStore s, List<List<ReplicaRecord>> batches) {
     long records = 0;
     long applied = 0;
     long stale = 0;
-    for (List<Record> b : batches) {
-      ApplyResult r = s.apply(b);
+    for (List<ReplicaRecord> b : batches) {
+      ApplyOutcome r = s.apply(b);
       records += b.size();
       applied += r.applied();
       stale += r.stale();

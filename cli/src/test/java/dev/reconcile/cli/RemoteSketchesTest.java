@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.IbltShape;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.estimator.StrataEstimatorFactory;
 import java.nio.charset.StandardCharsets;
@@ -55,9 +55,9 @@ class RemoteSketchesTest {
         ReplicaAgent c = start("c", "s1")) {
       long origin = NodeIds.origin("loader");
       long version = a.store().clock().now();
-      List<Record> common = new ArrayList<>();
+      List<ReplicaRecord> common = new ArrayList<>();
       for (int i = 0; i < 20_000; i++) {
-        common.add(new Record(b("k" + i), b("v" + i), version, origin, false));
+        common.add(new ReplicaRecord(b("k" + i), b("v" + i), version, origin, false));
       }
       a.store().putAll(common);
       c.store().putAll(common);

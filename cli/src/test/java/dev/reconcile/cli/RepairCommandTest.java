@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.core.ReplicaRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,9 +38,10 @@ class RepairCommandTest {
     SplittableRandom rnd = new SplittableRandom(SEED);
     long origin = NodeIds.origin("loader");
     long version = a.clock().now();
-    List<Record> common = new ArrayList<>();
+    List<ReplicaRecord> common = new ArrayList<>();
     for (int i = 0; i < 3000; i++) {
-      common.add(new Record(bytes("k" + i), bytes("v" + rnd.nextInt()), version, origin, false));
+      common.add(
+          new ReplicaRecord(bytes("k" + i), bytes("v" + rnd.nextInt()), version, origin, false));
     }
     a.putAll(common);
     b.putAll(common);

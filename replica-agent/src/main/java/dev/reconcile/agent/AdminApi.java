@@ -1,8 +1,8 @@
 package dev.reconcile.agent;
 
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.ReplicaRecord;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -297,13 +297,13 @@ final class AdminApi {
     var req = ctx.request();
     RecordParser parser = RecordParser.newDelimited("\n", req);
     parser.maxRecordSize((int) Math.min(Integer.MAX_VALUE, 2 * MAX_VALUE_BYTES));
-    List<Record> batch = new ArrayList<>();
+    List<ReplicaRecord> batch = new ArrayList<>();
     long[] loaded = {0};
     long[] lineNo = {0};
     boolean[] failed = {false};
     Runnable flush =
         () -> {
-          List<Record> b = new ArrayList<>(batch);
+          List<ReplicaRecord> b = new ArrayList<>(batch);
           batch.clear();
           parser.pause();
           vertx
@@ -346,7 +346,7 @@ final class AdminApi {
             if (k.length == 0) {
               throw new IllegalArgumentException("empty key");
             }
-            batch.add(new Record(k, v, store.clock().now(), store.origin(), false));
+            batch.add(new ReplicaRecord(k, v, store.clock().now(), store.origin(), false));
           } catch (IllegalArgumentException e) {
             failed[0] = true;
             json(
@@ -378,7 +378,7 @@ final class AdminApi {
           if (failed[0]) {
             return;
           }
-          List<Record> b = new ArrayList<>(batch);
+          List<ReplicaRecord> b = new ArrayList<>(batch);
           batch.clear();
           vertx
               .executeBlocking(() -> store.putAll(b), false)

@@ -2,13 +2,13 @@ package dev.reconcile.agent;
 
 import dev.reconcile.agent.net.BatchCodec;
 import dev.reconcile.agent.net.FrameChannel;
-import dev.reconcile.agent.store.ApplyResult;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.PartitionOutcome;
 import dev.reconcile.core.ProtocolException;
 import dev.reconcile.core.ReconcileSession;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SessionFailure;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
@@ -378,7 +378,7 @@ final class PeerRound {
         () -> splitIntoBatches(store.recordsFor(p, chunk)),
         batches -> {
           fetching = false;
-          for (List<Record> b : batches) {
+          for (List<ReplicaRecord> b : batches) {
             long seq = nextBatchSeq++;
             RecordBatch rb = BatchCodec.batch(p, seq, b);
             int size = rb.getSerializedSize();
@@ -398,12 +398,12 @@ final class PeerRound {
         });
   }
 
-  private List<List<Record>> splitIntoBatches(List<Record> records) {
-    List<List<Record>> out = new ArrayList<>();
-    List<Record> cur = new ArrayList<>();
+  private List<List<ReplicaRecord>> splitIntoBatches(List<ReplicaRecord> records) {
+    List<List<ReplicaRecord>> out = new ArrayList<>();
+    List<ReplicaRecord> cur = new ArrayList<>();
     long bytes = 0;
     long cap = rt.config().batchBytes();
-    for (Record r : records) {
+    for (ReplicaRecord r : records) {
       long size = r.key().length + r.value().length + 32L;
       if (!cur.isEmpty() && bytes + size > cap) {
         out.add(cur);
@@ -449,7 +449,7 @@ final class PeerRound {
     long skewMillis = rt.config().security().maxClockSkew().toMillis();
     worker.execute(
         () -> {
-          List<Record> checked;
+          List<ReplicaRecord> checked;
           try {
             checked = BatchCodec.read(b, cap);
             checkPartition(b, checked);
@@ -457,7 +457,7 @@ final class PeerRound {
             context.runOnContext(v -> refuse(ex));
             return;
           }
-          List<Record> records =
+          List<ReplicaRecord> records =
               skewMillis > 0
                   ? notFromTheFuture(checked, store.clock().wallMillis() + skewMillis)
                   : checked;
@@ -476,7 +476,7 @@ final class PeerRound {
                   rt.metrics().recordsRefused("clock_skew", skewed);
                 });
           }
-          ApplyResult result;
+          ApplyOutcome result;
           try {
             result = store.apply(records);
           } catch (RuntimeException ex) {
@@ -498,7 +498,7 @@ final class PeerRound {
                 });
             return;
           }
-          ApplyResult r = result;
+          ApplyOutcome r = result;
           int n = checked.size();
           context.runOnContext(
               v -> {
@@ -530,7 +530,7 @@ final class PeerRound {
    * The partition field is outside the checksum and drives progress marks: it must be one of this
    * round's partitions, and every record's key must hash to it.
    */
-  private void checkPartition(RecordBatch b, List<Record> records) throws ProtocolException {
+  private void checkPartition(RecordBatch b, List<ReplicaRecord> records) throws ProtocolException {
     int p = b.getPartition();
     if (java.util.Arrays.binarySearch(session.partitions(), p) < 0) {
       throw new ProtocolException(
@@ -538,7 +538,7 @@ final class PeerRound {
           "batch " + b.getBatchSeq() + " of partition " + p + ", not one of this round's");
     }
     dev.reconcile.core.SketchParams sp = store.sketches().params();
-    for (Record r : records) {
+    for (ReplicaRecord r : records) {
       int q =
           dev.reconcile.core.HashSpec.partition(sp.spec().keyHash(r.key()), sp.partitionsLog2());
       if (q != p) {
@@ -559,10 +559,10 @@ final class PeerRound {
    * carries other nodes' writes and is trusted with them, but a version far in the future would win
    * every conflict and drag this node's hybrid clock along, so it is refused (and counted).
    */
-  private static List<Record> notFromTheFuture(List<Record> in, long limitMillis) {
-    List<Record> out = null;
+  private static List<ReplicaRecord> notFromTheFuture(List<ReplicaRecord> in, long limitMillis) {
+    List<ReplicaRecord> out = null;
     for (int i = 0; i < in.size(); i++) {
-      Record r = in.get(i);
+      ReplicaRecord r = in.get(i);
       boolean future =
           dev.reconcile.agent.store.HybridClock.physicalMillis(r.version()) > limitMillis;
       if (future && out == null) {

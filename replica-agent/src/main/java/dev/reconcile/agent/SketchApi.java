@@ -1,7 +1,6 @@
 package dev.reconcile.agent;
 
 import dev.reconcile.agent.net.BatchCodec;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.ElementCursor;
@@ -10,6 +9,7 @@ import dev.reconcile.core.FormatException;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.LongList;
 import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Estimator;
 import io.vertx.core.Vertx;
@@ -188,7 +188,7 @@ final class SketchApi {
           long[] elements = Wire.unpackLongsUnchecked(com.google.protobuf.ByteString.copyFrom(b));
           Arrays.sort(elements);
           String one = ctx.request().getParam("partition");
-          List<Record> out = new ArrayList<>();
+          List<ReplicaRecord> out = new ArrayList<>();
           if (one != null) {
             out.addAll(store.recordsFor(partition(ctx, "partition"), elements));
           } else {

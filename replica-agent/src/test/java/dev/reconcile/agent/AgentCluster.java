@@ -2,9 +2,9 @@ package dev.reconcile.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.EstimatorFactory;
+import dev.reconcile.core.ReplicaRecord;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -74,7 +74,7 @@ public final class AgentCluster implements AutoCloseable {
   static TreeMap<String, String> contents(ReplicaStore s) {
     TreeMap<String, String> m = new TreeMap<>();
     s.forEachRecord(
-        (Record r) ->
+        (ReplicaRecord r) ->
             m.put(
                 KeyCodec.encode(r.key()),
                 (r.tombstone() ? "DEL" : KeyCodec.encode(r.value()))

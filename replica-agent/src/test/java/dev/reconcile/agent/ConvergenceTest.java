@@ -30,10 +30,10 @@ class ConvergenceTest {
 
   /** The same records (same versions) on both replicas. */
   static void loadCommon(ReplicaAgent a, ReplicaAgent b, int n) {
-    java.util.List<dev.reconcile.agent.store.Record> rs = new java.util.ArrayList<>();
+    java.util.List<dev.reconcile.core.ReplicaRecord> rs = new java.util.ArrayList<>();
     long v = a.store().clock().now();
     for (int i = 0; i < n; i++) {
-      rs.add(new dev.reconcile.agent.store.Record(b("common" + i), b("v" + i), v, 7, false));
+      rs.add(new dev.reconcile.core.ReplicaRecord(b("common" + i), b("v" + i), v, 7, false));
     }
     a.store().putAll(rs);
     b.store().putAll(rs);

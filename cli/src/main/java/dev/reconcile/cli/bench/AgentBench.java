@@ -5,8 +5,8 @@ import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
 import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -147,9 +147,9 @@ public final class AgentBench {
     long common = n - onlyA;
     long origin = NodeIds.origin("loader");
     long version = a.clock().now();
-    List<Record> batch = new ArrayList<>(10_000);
+    List<ReplicaRecord> batch = new ArrayList<>(10_000);
     for (long i = 0; i < common; i++) {
-      batch.add(new Record(key("k", i), value(rnd, valueBytes), version, origin, false));
+      batch.add(new ReplicaRecord(key("k", i), value(rnd, valueBytes), version, origin, false));
       if (batch.size() == 10_000) {
         a.putAll(batch);
         b.putAll(batch);
@@ -160,12 +160,12 @@ public final class AgentBench {
     b.putAll(batch);
     batch.clear();
     for (long i = 0; i < onlyA; i++) {
-      batch.add(new Record(key("a", i), value(rnd, valueBytes), version, origin, false));
+      batch.add(new ReplicaRecord(key("a", i), value(rnd, valueBytes), version, origin, false));
     }
     a.putAll(batch);
     batch.clear();
     for (long i = 0; i < onlyB; i++) {
-      batch.add(new Record(key("b", i), value(rnd, valueBytes), version, origin, false));
+      batch.add(new ReplicaRecord(key("b", i), value(rnd, valueBytes), version, origin, false));
     }
     b.putAll(batch);
   }
@@ -186,11 +186,12 @@ public final class AgentBench {
       double[] mbps = new double[trials];
       for (int t = 0; t < trials; t++) {
         long version = a.store().clock().now();
-        List<Record> batch = new ArrayList<>();
+        List<ReplicaRecord> batch = new ArrayList<>();
         long batchBytes = 0;
         for (int i = 0; i < records; i++) {
           batch.add(
-              new Record(key("s" + t + "-", i), value(rnd, valueBytes), version, origin, false));
+              new ReplicaRecord(
+                  key("s" + t + "-", i), value(rnd, valueBytes), version, origin, false));
           batchBytes += valueBytes;
           if (batch.size() == 10_000 || batchBytes >= (64L << 20)) {
             a.store().putAll(batch);

@@ -4,9 +4,9 @@ import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.ReplicaRecord;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -145,7 +145,7 @@ public final class InJvmCluster implements Cluster {
     ReplicaStore s = agent(name).store();
     Map<String, Observed> out = new HashMap<>();
     for (String k : keys) {
-      Optional<Record> r = s.get(Model.keyBytes(k));
+      Optional<ReplicaRecord> r = s.get(Model.keyBytes(k));
       r.ifPresent(x -> out.put(k, new Observed(x.version(), x.origin(), x.value(), x.tombstone())));
     }
     return out;

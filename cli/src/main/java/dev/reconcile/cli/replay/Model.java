@@ -1,8 +1,8 @@
 package dev.reconcile.cli.replay;
 
-import dev.reconcile.agent.store.ConflictRule;
-import dev.reconcile.agent.store.Record;
+import dev.reconcile.core.ConflictRule;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.ReplicaRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,12 +19,12 @@ import java.util.Set;
  */
 final class Model {
   /** One acknowledged write. */
-  record Ack(String replica, Record record) {}
+  record Ack(String replica, ReplicaRecord record) {}
 
   private final Map<String, List<Ack>> byKey = new HashMap<>();
   private long acks;
 
-  synchronized void ack(String replica, Record r) {
+  synchronized void ack(String replica, ReplicaRecord r) {
     byKey.computeIfAbsent(keyString(r.key()), k -> new ArrayList<>(2)).add(new Ack(replica, r));
     acks++;
   }
@@ -59,8 +59,8 @@ final class Model {
   }
 
   /** The model's winner of {@code key} in {@code group}: the maximum under the conflict rule. */
-  static Record winner(List<Ack> acks, HashSpec spec) {
-    Record w = null;
+  static ReplicaRecord winner(List<Ack> acks, HashSpec spec) {
+    ReplicaRecord w = null;
     for (Ack a : acks) {
       if (w == null || ConflictRule.compare(a.record(), w, spec) > 0) {
         w = a.record();
@@ -74,12 +74,12 @@ final class Model {
    * tombstone as absent) ranks as a tombstone at the same version when {@code r} is a tombstone,
    * below everything otherwise.
    */
-  static int compare(Observed o, Record r, HashSpec spec) {
+  static int compare(Observed o, ReplicaRecord r, HashSpec spec) {
     if (o == null) {
       return r.tombstone() ? 0 : -1;
     }
     return ConflictRule.compare(
-        new Record(
+        new ReplicaRecord(
             r.key(), o.tombstone() ? null : o.value(), o.version(), o.origin(), o.tombstone()),
         r,
         spec);

@@ -5,7 +5,6 @@ import dev.reconcile.agent.KeyCodec;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
 import dev.reconcile.cli.replay.Scenario.Event;
@@ -14,6 +13,7 @@ import dev.reconcile.cli.replay.Scenario.Size;
 import dev.reconcile.cli.replay.ScenarioReport.Check;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.estimator.StrataEstimatorFactory;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -260,12 +260,13 @@ public final class ScenarioRunner {
     if (from != null) {
       copyTree(from, data);
     }
-    List<Record> records = new ArrayList<>();
+    List<ReplicaRecord> records = new ArrayList<>();
     long base = seedBase;
     var g = s.initial().generate();
     if (g != null && s.initial().holders().contains(name)) {
       for (long i = 0; i < g.n(); i++) {
-        records.add(Record.of(gen.key(i), gen.value(i, 0, g.valueSize()), base + i, SEED_ORIGIN));
+        records.add(
+            ReplicaRecord.of(gen.key(i), gen.value(i, 0, g.valueSize()), base + i, SEED_ORIGIN));
       }
     }
     Path file = s.initial().files().get(name);
@@ -280,7 +281,7 @@ public final class ScenarioRunner {
         try {
           byte[] k = KeyCodec.decode(tab < 0 ? l : l.substring(0, tab));
           byte[] v = tab < 0 ? new byte[0] : KeyCodec.decode(l.substring(tab + 1));
-          records.add(Record.of(k, v, base + (1L << 32) + line, SEED_ORIGIN));
+          records.add(ReplicaRecord.of(k, v, base + (1L << 32) + line, SEED_ORIGIN));
         } catch (IllegalArgumentException e) {
           throw new ScenarioException(
               "scenario "
@@ -317,7 +318,7 @@ public final class ScenarioRunner {
       throw new ScenarioException(
           "scenario " + s.file() + ": initial data of " + name + ": " + e.getMessage(), e);
     }
-    for (Record r : records) {
+    for (ReplicaRecord r : records) {
       model.ack(name, r);
     }
     initialRecords += records.size();
@@ -463,11 +464,11 @@ public final class ScenarioRunner {
         byte[] key = keys.get(i);
         if (w.delete()) {
           long v = cluster.delete(name, key);
-          model.ack(name, Record.tombstone(key, v, origin));
+          model.ack(name, ReplicaRecord.tombstone(key, v, origin));
         } else {
           byte[] value = gen.value(indexes.get(i), salt.getAndIncrement(), vs);
           long v = cluster.put(name, key, value);
-          model.ack(name, Record.of(key, value, v, origin));
+          model.ack(name, ReplicaRecord.of(key, value, v, origin));
         }
       }
     }
@@ -710,7 +711,7 @@ public final class ScenarioRunner {
         for (String k : keys) {
           keysChecked++;
           List<Model.Ack> acks = model.acks(k, members);
-          Record w = Model.winner(acks, spec);
+          ReplicaRecord w = Model.winner(acks, spec);
           Observed o = seen.get(k);
           if (Model.compare(o, w, spec) != 0) {
             mismatches++;
@@ -780,7 +781,7 @@ public final class ScenarioRunner {
         + Long.toHexString(o.origin());
   }
 
-  private static String describe(Record r) {
+  private static String describe(ReplicaRecord r) {
     return (r.tombstone() ? "tombstone" : r.value().length + "B")
         + "@"
         + HybridClock.describe(r.version())

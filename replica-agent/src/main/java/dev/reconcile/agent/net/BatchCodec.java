@@ -1,8 +1,8 @@
 package dev.reconcile.agent.net;
 
 import com.google.protobuf.ByteString;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.core.ProtocolException;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.RecordProto;
 import dev.reconcile.core.wire.Refusal.Code;
@@ -17,7 +17,7 @@ public final class BatchCodec {
 
   private BatchCodec() {}
 
-  public static RecordProto toProto(Record r) {
+  public static RecordProto toProto(ReplicaRecord r) {
     return RecordProto.newBuilder()
         .setKey(ByteString.copyFrom(r.key()))
         .setValue(ByteString.copyFrom(r.value()))
@@ -36,9 +36,9 @@ public final class BatchCodec {
     return (int) c.getValue();
   }
 
-  public static RecordBatch batch(int partition, long seq, List<Record> records) {
+  public static RecordBatch batch(int partition, long seq, List<ReplicaRecord> records) {
     List<RecordProto> protos = new ArrayList<>(records.size());
-    for (Record r : records) {
+    for (ReplicaRecord r : records) {
       protos.add(toProto(r));
     }
     return RecordBatch.newBuilder()
@@ -53,7 +53,7 @@ public final class BatchCodec {
    * Validates a peer's batch (not empty, checksum, record count, key sizes, tombstones without
    * values) and returns its records; a bad batch is refused whole.
    */
-  public static List<Record> read(RecordBatch b, int maxRecords) throws ProtocolException {
+  public static List<ReplicaRecord> read(RecordBatch b, int maxRecords) throws ProtocolException {
     if (b.getRecordsCount() > maxRecords) {
       throw new ProtocolException(
           Code.LIMIT,
@@ -77,7 +77,7 @@ public final class BatchCodec {
               "batch %d checksum mismatch: frame says 0x%08x, records hash to 0x%08x (corrupted in transit)",
               b.getBatchSeq(), b.getCrc32C(), crc));
     }
-    List<Record> out = new ArrayList<>(b.getRecordsCount());
+    List<ReplicaRecord> out = new ArrayList<>(b.getRecordsCount());
     for (RecordProto r : b.getRecordsList()) {
       if (r.getKey().isEmpty() || r.getKey().size() > MAX_KEY_BYTES) {
         throw new ProtocolException(
@@ -95,7 +95,7 @@ public final class BatchCodec {
             Code.MALFORMED, "batch " + b.getBatchSeq() + ": tombstone with a value");
       }
       out.add(
-          new Record(
+          new ReplicaRecord(
               r.getKey().toByteArray(),
               r.getValue().toByteArray(),
               r.getVersion(),

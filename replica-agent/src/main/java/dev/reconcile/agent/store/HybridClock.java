@@ -1,5 +1,7 @@
 package dev.reconcile.agent.store;
 
+import dev.reconcile.core.ConflictRule;
+import dev.reconcile.core.ReplicaRecord;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -59,19 +61,19 @@ public final class HybridClock {
   }
 
   public static long physicalMillis(long version) {
-    return version >>> 16;
+    return ReplicaRecord.physicalMillis(version);
   }
 
   public static int logical(long version) {
-    return (int) (version & 0xFFFF);
+    return ReplicaRecord.logical(version);
   }
 
   public static long version(long physicalMillis, int logical) {
-    return physicalMillis << 16 | (logical & 0xFFFF);
+    return ReplicaRecord.version(physicalMillis, logical);
   }
 
   /** {@code physical.logical}, e.g. {@code 1712000000000.3}. */
   public static String describe(long version) {
-    return physicalMillis(version) + "." + logical(version);
+    return ReplicaRecord.describeVersion(version);
   }
 }

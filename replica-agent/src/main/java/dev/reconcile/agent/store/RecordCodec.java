@@ -1,5 +1,6 @@
 package dev.reconcile.agent.store;
 
+import dev.reconcile.core.ReplicaRecord;
 import java.util.zip.CRC32C;
 
 /**
@@ -47,8 +48,8 @@ final class RecordCodec {
       this.valueHash = valueHash;
     }
 
-    Record toRecord() {
-      return new Record(key, value, version, origin, tombstone);
+    ReplicaRecord toRecord() {
+      return new ReplicaRecord(key, value, version, origin, tombstone);
     }
   }
 
@@ -98,7 +99,7 @@ final class RecordCodec {
 
   private static StoreException.Corrupt corrupt(byte[] key, String what) {
     return new StoreException.Corrupt(
-        "corrupt record for key " + Record.hex(key, 32) + ": " + what);
+        "corrupt record for key " + ReplicaRecord.hex(key, 32) + ": " + what);
   }
 
   static int crc(byte[] key, byte[] b, int len) {

@@ -1,6 +1,8 @@
 package dev.reconcile.agent.store;
 
 import dev.reconcile.agent.store.RecordCodec.Stored;
+import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.ConflictRule;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.ElementCursor;
 import dev.reconcile.core.Fingerprint;
@@ -8,6 +10,7 @@ import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.Iblt;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -501,7 +504,7 @@ public final class ReplicaStore implements AutoCloseable {
         return version;
       } catch (RocksDBException e) {
         throw new StoreException(
-            "cannot read key " + Record.hex(key, 32) + ": " + e.getMessage(), e);
+            "cannot read key " + ReplicaRecord.hex(key, 32) + ": " + e.getMessage(), e);
       } finally {
         writer.unlock();
       }
@@ -515,7 +518,7 @@ public final class ReplicaStore implements AutoCloseable {
    * rule in write batches of {@value #BULK_BATCH}; returns how many were applied. Each batch is
    * atomic; a failure leaves the earlier batches applied.
    */
-  public long putAll(List<Record> records) {
+  public long putAll(List<ReplicaRecord> records) {
     long applied = 0;
     for (int i = 0; i < records.size(); i += BULK_BATCH) {
       applied += apply(records.subList(i, Math.min(records.size(), i + BULK_BATCH))).applied();
@@ -532,7 +535,7 @@ public final class ReplicaStore implements AutoCloseable {
     final int partition;
     Stored original;
     long originalElement;
-    Record winner;
+    ReplicaRecord winner;
     long wVersion;
     long wOrigin;
     long wValueHash;
@@ -552,9 +555,9 @@ public final class ReplicaStore implements AutoCloseable {
    * the same way). Sketches are updated only after the batch committed; a failure throws {@link
    * StoreException} and changes nothing. Incoming versions are observed by the clock.
    */
-  public ApplyResult apply(List<Record> incoming) {
+  public ApplyOutcome apply(List<ReplicaRecord> incoming) {
     if (incoming.isEmpty()) {
-      return ApplyResult.EMPTY;
+      return ApplyOutcome.EMPTY;
     }
     lifecycle.readLock().lock();
     try {
@@ -566,7 +569,7 @@ public final class ReplicaStore implements AutoCloseable {
       long[] valueHashes = new long[incoming.size()];
       long maxVersion = 0;
       for (int i = 0; i < incoming.size(); i++) {
-        Record r = incoming.get(i);
+        ReplicaRecord r = incoming.get(i);
         valueHashes[i] = spec.valueHash(r.value());
         if (Long.compareUnsigned(r.version(), maxVersion) > 0) {
           maxVersion = r.version();
@@ -603,7 +606,7 @@ public final class ReplicaStore implements AutoCloseable {
           }
         }
         for (int i = 0; i < incoming.size(); i++) {
-          Record r = incoming.get(i);
+          ReplicaRecord r = incoming.get(i);
           Slot s = slotOf[i];
           boolean present = s.original != null || s.winner != null;
           int c =
@@ -641,7 +644,7 @@ public final class ReplicaStore implements AutoCloseable {
             continue;
           }
           changed++;
-          Record w = s.winner;
+          ReplicaRecord w = s.winner;
           newElements[j] =
               hooks.element(spec, s.keyHash, s.wVersion, s.wOrigin, s.wTombstone, s.wValueHash);
           batch.put(
@@ -673,7 +676,7 @@ public final class ReplicaStore implements AutoCloseable {
         }
         clock.observe(maxVersion);
         appliedRecords.add(applied);
-        return new ApplyResult(applied, stale, duplicate);
+        return new ApplyOutcome(applied, stale, duplicate);
       } catch (RocksDBException e) {
         throw new StoreException(
             "cannot read the current records of a batch of "
@@ -711,14 +714,15 @@ public final class ReplicaStore implements AutoCloseable {
   // ----------------------------------------------------------------------------------------- reads
 
   /** The current record of {@code key}, tombstones included (callers treat them as absent). */
-  public Optional<Record> get(byte[] key) {
+  public Optional<ReplicaRecord> get(byte[] key) {
     lifecycle.readLock().lock();
     try {
       checkOpen();
       Stored s = decodeOrNull(key, db.get(records, key));
       return s == null ? Optional.empty() : Optional.of(s.toRecord());
     } catch (RocksDBException e) {
-      throw new StoreException("cannot read key " + Record.hex(key, 32) + ": " + e.getMessage(), e);
+      throw new StoreException(
+          "cannot read key " + ReplicaRecord.hex(key, 32) + ": " + e.getMessage(), e);
     } finally {
       lifecycle.readLock().unlock();
     }
@@ -729,7 +733,7 @@ public final class ReplicaStore implements AutoCloseable {
    * snapshot through the digest index. Elements no longer present (overwritten meanwhile) are
    * skipped; an element shared by several keys yields all of them.
    */
-  public List<Record> recordsFor(int partition, long[] elements) {
+  public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
     checkPartition(partition);
     lifecycle.readLock().lock();
     try {
@@ -755,7 +759,7 @@ public final class ReplicaStore implements AutoCloseable {
           keyList.add(
               Arrays.copyOfRange(b.array(), b.arrayOffset(), b.arrayOffset() + b.remaining()));
         }
-        List<Record> out = new ArrayList<>(keyList.size());
+        List<ReplicaRecord> out = new ArrayList<>(keyList.size());
         for (int from = 0; from < keyList.size(); from += BULK_BATCH) {
           List<byte[]> chunk = keyList.subList(from, Math.min(keyList.size(), from + BULK_BATCH));
           List<byte[]> values =
@@ -769,7 +773,7 @@ public final class ReplicaStore implements AutoCloseable {
             if (HashSpec.partition(kh, params.partitionsLog2()) != partition) {
               throw new StoreException(
                   "digest index lists key "
-                      + Record.hex(s.key, 32)
+                      + ReplicaRecord.hex(s.key, 32)
                       + " under partition "
                       + partition
                       + " but it hashes to another partition");
@@ -790,7 +794,7 @@ public final class ReplicaStore implements AutoCloseable {
   }
 
   /** Full scan of the records in key order (one implicit snapshot), validating each. */
-  public void forEachRecord(Consumer<Record> action) {
+  public void forEachRecord(Consumer<ReplicaRecord> action) {
     lifecycle.readLock().lock();
     try {
       checkOpen();
@@ -1180,7 +1184,11 @@ public final class ReplicaStore implements AutoCloseable {
       if (value == null) {
         problem(
             problems,
-            "partition " + p + ": index row for key " + Record.hex(key, 32) + " has no record");
+            "partition "
+                + p
+                + ": index row for key "
+                + ReplicaRecord.hex(key, 32)
+                + " has no record");
         continue;
       }
       Stored s;
@@ -1193,7 +1201,9 @@ public final class ReplicaStore implements AutoCloseable {
       long kh = spec.keyHash(key);
       long vh = spec.valueHash(s.value);
       if (vh != s.valueHash) {
-        problem(problems, "record for key " + Record.hex(key, 32) + " stores a wrong value hash");
+        problem(
+            problems,
+            "record for key " + ReplicaRecord.hex(key, 32) + " stores a wrong value hash");
       }
       long e = hooks.element(spec, kh, s.version, s.origin, s.tombstone, vh);
       int part = HashSpec.partition(kh, params.partitionsLog2());
@@ -1203,7 +1213,7 @@ public final class ReplicaStore implements AutoCloseable {
             "partition "
                 + p
                 + ": index row for key "
-                + Record.hex(key, 32)
+                + ReplicaRecord.hex(key, 32)
                 + " does not match its record (partition "
                 + part
                 + ", element "

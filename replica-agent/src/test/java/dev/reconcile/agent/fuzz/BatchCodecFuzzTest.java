@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.reconcile.agent.net.BatchCodec;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.core.ProtocolException;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.fuzz.FuzzLoop;
 import dev.reconcile.core.fuzz.Mutator;
 import dev.reconcile.core.wire.RecordBatch;
@@ -27,16 +27,16 @@ import org.junit.jupiter.params.provider.ValueSource;
 class BatchCodecFuzzTest {
   private static final int N = 4000 * Mutator.scale();
   private static final List<RecordBatch> BASES = new ArrayList<>();
-  private static final List<List<Record>> ORIGINALS = new ArrayList<>();
+  private static final List<List<ReplicaRecord>> ORIGINALS = new ArrayList<>();
 
   static {
     SplittableRandom r = new SplittableRandom(17);
     for (int size : new int[] {1, 3, 20, 120}) {
-      List<Record> recs = new ArrayList<>();
+      List<ReplicaRecord> recs = new ArrayList<>();
       for (int i = 0; i < size; i++) {
         boolean tomb = r.nextInt(5) == 0;
         recs.add(
-            new Record(
+            new ReplicaRecord(
                 Mutator.random(r, 1 + r.nextInt(40)),
                 tomb ? new byte[0] : Mutator.random(r, r.nextInt(200)),
                 r.nextLong(),
@@ -48,13 +48,13 @@ class BatchCodecFuzzTest {
     }
   }
 
-  private static boolean same(List<Record> a, List<Record> b) {
+  private static boolean same(List<ReplicaRecord> a, List<ReplicaRecord> b) {
     if (a.size() != b.size()) {
       return false;
     }
     for (int i = 0; i < a.size(); i++) {
-      Record x = a.get(i);
-      Record y = b.get(i);
+      ReplicaRecord x = a.get(i);
+      ReplicaRecord y = b.get(i);
       if (!java.util.Arrays.equals(x.key(), y.key())
           || !java.util.Arrays.equals(x.value(), y.value())
           || x.version() != y.version()
@@ -79,7 +79,7 @@ class BatchCodecFuzzTest {
     } else {
       m = Mutator.mutateFields(BASES.get(k), r);
     }
-    List<Record> got;
+    List<ReplicaRecord> got;
     try {
       got = BatchCodec.read(m, 1000);
     } catch (ProtocolException e) {

@@ -6,8 +6,8 @@ import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.core.ReplicaRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -72,7 +72,7 @@ final class Agents implements AutoCloseable {
   static TreeMap<String, String> contents(ReplicaStore s) {
     TreeMap<String, String> m = new TreeMap<>();
     s.forEachRecord(
-        (Record r) ->
+        (ReplicaRecord r) ->
             m.put(
                 new String(r.key(), StandardCharsets.ISO_8859_1),
                 (r.tombstone() ? "DEL" : new String(r.value(), StandardCharsets.ISO_8859_1))

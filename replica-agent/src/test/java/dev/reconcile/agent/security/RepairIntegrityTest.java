@@ -14,8 +14,8 @@ import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
 import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.Record;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.wire.Envelope;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -238,9 +238,10 @@ class RepairIntegrityTest {
       ReplicaAgent b = c.start("b", Map.of("max-clock-skew", "1h"));
       load(a, "now", 100, 20);
       long future = HybridClock.version(System.currentTimeMillis() + 2 * 3600_000L, 0);
-      List<Record> ahead = new ArrayList<>();
+      List<ReplicaRecord> ahead = new ArrayList<>();
       for (int i = 0; i < 5; i++) {
-        ahead.add(new Record(b("future" + i), b("v"), future + i, NodeIds.origin("a"), false));
+        ahead.add(
+            new ReplicaRecord(b("future" + i), b("v"), future + i, NodeIds.origin("a"), false));
       }
       a.store().putAll(ahead);
       RoundReport r = repair(a, b);

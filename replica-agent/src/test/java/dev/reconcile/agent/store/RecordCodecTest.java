@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.reconcile.agent.store.RecordCodec.Stored;
+import dev.reconcile.core.ReplicaRecord;
 import org.junit.jupiter.api.Test;
 
 class RecordCodecTest {
@@ -16,7 +17,8 @@ class RecordCodecTest {
     assertThat(enc).hasSize(RecordCodec.OVERHEAD + 5);
     assertThat(enc[0]).isEqualTo((byte) 1);
     Stored s = RecordCodec.decode(key, enc);
-    assertThat(s.toRecord()).isEqualTo(Record.of(key, bytes("value"), 0x0102030405060708L, -2L));
+    assertThat(s.toRecord())
+        .isEqualTo(ReplicaRecord.of(key, bytes("value"), 0x0102030405060708L, -2L));
     assertThat(s.valueHash).isEqualTo(0xabcdefL);
     Stored t = RecordCodec.decode(key, RecordCodec.encode(key, 5, 6, true, 7, new byte[0]));
     assertThat(t.tombstone).isTrue();
@@ -58,7 +60,7 @@ class RecordCodecTest {
 
   @Test
   void tombstoneWithValueIsRejectedByTheRecord() {
-    assertThatThrownBy(() -> new Record(bytes("k"), bytes("v"), 1, 1, true))
+    assertThatThrownBy(() -> new ReplicaRecord(bytes("k"), bytes("v"), 1, 1, true))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("tombstone");
   }

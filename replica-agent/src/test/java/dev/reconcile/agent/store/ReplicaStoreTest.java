@@ -5,6 +5,7 @@ import static dev.reconcile.agent.store.Fixtures.drain;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.ElementCursor;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.HashSpec;
@@ -12,6 +13,7 @@ import dev.reconcile.core.Iblt;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.MemorySketches;
 import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,10 +55,10 @@ class ReplicaStoreTest {
       long v2 = s.put(bytes("k"), bytes("v2"));
       assertThat(v2).isGreaterThan(v1);
       assertThat(s.get(bytes("k")))
-          .contains(Record.of(bytes("k"), bytes("v2"), v2, NodeIds.origin("node-a")));
+          .contains(ReplicaRecord.of(bytes("k"), bytes("v2"), v2, NodeIds.origin("node-a")));
       long v3 = s.delete(bytes("k"));
       assertThat(v3).isGreaterThan(v2);
-      assertThat(s.get(bytes("k"))).contains(Record.tombstone(bytes("k"), v3, s.origin()));
+      assertThat(s.get(bytes("k"))).contains(ReplicaRecord.tombstone(bytes("k"), v3, s.origin()));
       assertThat(s.get(bytes("absent"))).isEmpty();
       assertThat(s.recordCount()).isEqualTo(1);
       assertThat(s.stats().localWrites()).isEqualTo(3);
@@ -69,7 +71,8 @@ class ReplicaStoreTest {
     AtomicLong ms = Fixtures.manualMillis(1_000);
     try (ReplicaStore s = open(ms)) {
       long future = HybridClock.version(50_000, 3);
-      assertThat(s.apply(List.of(Record.of(bytes("k"), bytes("remote"), future, 42))).applied())
+      assertThat(
+              s.apply(List.of(ReplicaRecord.of(bytes("k"), bytes("remote"), future, 42))).applied())
           .isEqualTo(1);
       long v = s.put(bytes("k"), bytes("local"));
       assertThat(v).isGreaterThan(future);
@@ -177,7 +180,7 @@ class ReplicaStoreTest {
     try (ReplicaStore s =
         ReplicaStore.open(Fixtures.options(dir, "n", single, ms).build(), collide)) {
       long v = s.put(bytes("k1"), bytes("same"));
-      s.apply(List.of(Record.of(bytes("k2"), bytes("same"), v, s.origin())));
+      s.apply(List.of(ReplicaRecord.of(bytes("k2"), bytes("same"), v, s.origin())));
       long e =
           single.spec().element(0, v, s.origin(), false, single.spec().valueHash(bytes("same")));
       PartitionSketches sk = s.sketches();
@@ -185,14 +188,14 @@ class ReplicaStoreTest {
       assertThat(sk.contains(0, e)).isTrue();
       assertThat(s.recordsFor(0, new long[] {e}))
           .containsExactlyInAnyOrder(
-              Record.of(bytes("k1"), bytes("same"), v, s.origin()),
-              Record.of(bytes("k2"), bytes("same"), v, s.origin()));
+              ReplicaRecord.of(bytes("k1"), bytes("same"), v, s.origin()),
+              ReplicaRecord.of(bytes("k2"), bytes("same"), v, s.origin()));
       assertThat(sk.fingerprint(0).count()).isEqualTo(2);
       assertThat(s.selfCheck().ok()).isTrue();
       s.delete(bytes("k1"));
       assertThat(sk.contains(0, e)).isTrue();
       assertThat(s.recordsFor(0, new long[] {e}))
-          .containsExactly(Record.of(bytes("k2"), bytes("same"), v, s.origin()));
+          .containsExactly(ReplicaRecord.of(bytes("k2"), bytes("same"), v, s.origin()));
       assertThat(drain(sk.sortedElements(0))).hasSize(2).containsOnlyOnce(e);
       assertThat(s.selfCheck().ok()).isTrue();
     }
@@ -214,7 +217,7 @@ class ReplicaStoreTest {
     try (ReplicaStore s =
         ReplicaStore.open(Fixtures.options(dir, "node-a", PARAMS, ms).build(), failing)) {
       workload(s, ms, 31, 300, 60);
-      List<Record> before = new ArrayList<>();
+      List<ReplicaRecord> before = new ArrayList<>();
       s.forEachRecord(before::add);
       List<Fingerprint> fps = new ArrayList<>();
       List<Iblt> tables = new ArrayList<>();
@@ -222,10 +225,11 @@ class ReplicaStoreTest {
       snapshot(s.sketches(), fps, tables, est);
       long count = s.recordCount();
 
-      List<Record> batch = new ArrayList<>();
+      List<ReplicaRecord> batch = new ArrayList<>();
       for (int i = 0; i < 40; i++) { // new keys and overwrites of existing ones
         batch.add(
-            Record.of(bytes("k" + i), bytes("repair" + i), HybridClock.version(90_000, i), 7));
+            ReplicaRecord.of(
+                bytes("k" + i), bytes("repair" + i), HybridClock.version(90_000, i), 7));
       }
       fail[0] = true;
       assertThatThrownBy(() -> s.apply(batch))
@@ -234,7 +238,7 @@ class ReplicaStoreTest {
           .hasMessageContaining("store and sketches unchanged");
       assertThatThrownBy(() -> s.put(bytes("x"), bytes("y"))).isInstanceOf(StoreException.class);
 
-      List<Record> after = new ArrayList<>();
+      List<ReplicaRecord> after = new ArrayList<>();
       s.forEachRecord(after::add);
       assertThat(after).isEqualTo(before);
       assertThat(s.recordCount()).isEqualTo(count);
@@ -276,7 +280,8 @@ class ReplicaStoreTest {
       assertThatThrownBy(() -> s.get(bytes("bad")))
           .isInstanceOf(StoreException.Corrupt.class)
           .hasMessageContaining("corrupt record for key 0x626164: CRC32C mismatch");
-      Record incoming = Record.of(bytes("bad"), bytes("repair"), HybridClock.version(9_999, 0), 3);
+      ReplicaRecord incoming =
+          ReplicaRecord.of(bytes("bad"), bytes("repair"), HybridClock.version(9_999, 0), 3);
       assertThatThrownBy(() -> s.apply(List.of(incoming)))
           .isInstanceOf(StoreException.Corrupt.class);
       assertThatThrownBy(() -> s.forEachRecord(r -> {})).isInstanceOf(StoreException.Corrupt.class);
@@ -306,7 +311,7 @@ class ReplicaStoreTest {
       workload(s, ms, 41, 600, 120);
       assertIndexAgreesWithRecords(s, "seed 41");
       // an element overwritten meanwhile is skipped
-      Record r =
+      ReplicaRecord r =
           s.get(bytes("k1"))
               .orElseGet(
                   () -> {
@@ -344,7 +349,7 @@ class ReplicaStoreTest {
       assertThatThrownBy(() -> s.put(bytes("k"), bytes("v")))
           .hasMessageContaining("is open read-only");
       assertThatThrownBy(() -> s.delete(bytes("k"))).hasMessageContaining("is open read-only");
-      assertThatThrownBy(() -> s.apply(List.of(Record.of(bytes("k"), bytes("v"), 1, 1))))
+      assertThatThrownBy(() -> s.apply(List.of(ReplicaRecord.of(bytes("k"), bytes("v"), 1, 1))))
           .hasMessageContaining("is open read-only");
       assertThatThrownBy(() -> s.purgeTombstones(Long.MAX_VALUE)).hasMessageContaining("read-only");
       assertThatThrownBy(() -> s.markPartitionDone("peer", 9, 2)).hasMessageContaining("read-only");
@@ -461,7 +466,7 @@ class ReplicaStoreTest {
                         assertThat(Long.compareUnsigned(els[i - 1], els[i])).isLessThanOrEqualTo(0);
                       }
                       // records found by a snapshot's elements belong to the partition
-                      for (Record rec : s.recordsFor(p, els)) {
+                      for (ReplicaRecord rec : s.recordsFor(p, els)) {
                         long kh = s.params().spec().keyHash(rec.key());
                         assertThat(HashSpec.partition(kh, PARAMS.partitionsLog2())).isEqualTo(p);
                       }
@@ -504,7 +509,7 @@ class ReplicaStoreTest {
       } else if (op < 6) {
         s.delete(k);
       } else if (op < 9) {
-        List<Record> batch = new ArrayList<>();
+        List<ReplicaRecord> batch = new ArrayList<>();
         int n = 1 + r.nextInt(20);
         for (int j = 0; j < n; j++) {
           byte[] key = bytes("k" + r.nextInt(keys));
@@ -512,22 +517,23 @@ class ReplicaStoreTest {
               HybridClock.version(Math.max(1, ms.get() + r.nextInt(100) - 60), r.nextInt(4));
           long origin = r.nextInt(4);
           if (r.nextInt(5) == 0) {
-            batch.add(Record.tombstone(key, version, origin));
+            batch.add(ReplicaRecord.tombstone(key, version, origin));
           } else if (r.nextInt(6) == 0) {
             s.get(key).ifPresent(batch::add); // a duplicate of the current record
           } else {
-            batch.add(Record.of(key, bytes("r" + r.nextInt(5)), version, origin));
+            batch.add(ReplicaRecord.of(key, bytes("r" + r.nextInt(5)), version, origin));
           }
         }
-        ApplyResult res = s.apply(batch);
+        ApplyOutcome res = s.apply(batch);
         assertThat(res.total()).as("seed %d", seed).isEqualTo(batch.size());
       } else if (op < 10) {
         s.purgeTombstones(ms.get());
       } else if (op < 11) {
-        List<Record> bulk = new ArrayList<>();
+        List<ReplicaRecord> bulk = new ArrayList<>();
         for (int j = 0; j < 30; j++) {
           bulk.add(
-              Record.of(bytes("k" + r.nextInt(keys)), bytes("bulk" + j), ms.get() << 16 | j, 9));
+              ReplicaRecord.of(
+                  bytes("k" + r.nextInt(keys)), bytes("bulk" + j), ms.get() << 16 | j, 9));
         }
         s.putAll(bulk);
       } else if (r.nextInt(10) == 0 && s.options().maintainSketches()) {
@@ -552,12 +558,12 @@ class ReplicaStoreTest {
   static void assertEqualsMemorySketches(ReplicaStore s, String ctx) {
     SketchParams params = s.params();
     HashSpec spec = params.spec();
-    List<Record> all = new ArrayList<>();
+    List<ReplicaRecord> all = new ArrayList<>();
     s.forEachRecord(all::add);
     int[] parts = new int[all.size()];
     long[] elements = new long[all.size()];
     for (int i = 0; i < all.size(); i++) {
-      Record r = all.get(i);
+      ReplicaRecord r = all.get(i);
       long kh = spec.keyHash(r.key());
       parts[i] = HashSpec.partition(kh, params.partitionsLog2());
       elements[i] =
@@ -589,7 +595,7 @@ class ReplicaStoreTest {
   static void assertIndexAgreesWithRecords(ReplicaStore s, String ctx) {
     SketchParams params = s.params();
     HashSpec spec = params.spec();
-    List<List<Record>> byPartition = new ArrayList<>();
+    List<List<ReplicaRecord>> byPartition = new ArrayList<>();
     List<List<Long>> elems = new ArrayList<>();
     for (int p = 0; p < params.partitions(); p++) {
       byPartition.add(new ArrayList<>());
@@ -620,7 +626,7 @@ class ReplicaStoreTest {
       for (int i = 0; i < 20; i++) {
         assertThat(s.sketches().contains(p, rnd.nextLong())).isFalse();
       }
-      Set<Record> got = new HashSet<>(s.recordsFor(p, expected));
+      Set<ReplicaRecord> got = new HashSet<>(s.recordsFor(p, expected));
       assertThat(got).as("%s partition %d", ctx, p).isEqualTo(new HashSet<>(byPartition.get(p)));
       assertThat(s.recordsFor(p, new long[] {rnd.nextLong()})).isEmpty();
     }

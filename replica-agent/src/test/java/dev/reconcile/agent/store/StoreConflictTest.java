@@ -3,7 +3,10 @@ package dev.reconcile.agent.store;
 import static dev.reconcile.agent.store.Fixtures.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.ConflictRule;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,56 +18,57 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class ConflictRuleTest {
+class StoreConflictTest {
   private static final HashSpec SPEC = HashSpec.xxh3(Fixtures.SEED);
 
   @Test
   void versionThenOriginThenValueHashThenTombstoneAllUnsigned() {
     byte[] k = bytes("k");
-    Record a = Record.of(k, bytes("a"), 10, 5);
-    assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 11, 0), a, SPEC)).isTrue();
-    assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 10, 6), a, SPEC)).isTrue();
-    assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 10, 4), a, SPEC)).isFalse();
+    ReplicaRecord a = ReplicaRecord.of(k, bytes("a"), 10, 5);
+    assertThat(ConflictRule.wins(ReplicaRecord.of(k, bytes("a"), 11, 0), a, SPEC)).isTrue();
+    assertThat(ConflictRule.wins(ReplicaRecord.of(k, bytes("a"), 10, 6), a, SPEC)).isTrue();
+    assertThat(ConflictRule.wins(ReplicaRecord.of(k, bytes("a"), 10, 4), a, SPEC)).isFalse();
     // unsigned: a version or origin with the top bit set is larger, not negative
-    assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 0x8000_0000_0000_0000L, 0), a, SPEC))
+    assertThat(
+            ConflictRule.wins(ReplicaRecord.of(k, bytes("a"), 0x8000_0000_0000_0000L, 0), a, SPEC))
         .isTrue();
-    assertThat(ConflictRule.wins(Record.of(k, bytes("a"), 10, -1L), a, SPEC)).isTrue();
+    assertThat(ConflictRule.wins(ReplicaRecord.of(k, bytes("a"), 10, -1L), a, SPEC)).isTrue();
     // same version and origin: the larger unsigned value hash wins
-    Record b = Record.of(k, bytes("b"), 10, 5);
+    ReplicaRecord b = ReplicaRecord.of(k, bytes("b"), 10, 5);
     boolean bBigger =
         Long.compareUnsigned(SPEC.valueHash(bytes("b")), SPEC.valueHash(bytes("a"))) > 0;
     assertThat(ConflictRule.wins(b, a, SPEC)).isEqualTo(bBigger);
     assertThat(ConflictRule.wins(a, b, SPEC)).isEqualTo(!bBigger);
     // a record never beats itself; absent is beaten by anything
     assertThat(ConflictRule.wins(a, a, SPEC)).isFalse();
-    assertThat(ConflictRule.compare(a, Record.of(k, bytes("a"), 10, 5), SPEC)).isZero();
+    assertThat(ConflictRule.compare(a, ReplicaRecord.of(k, bytes("a"), 10, 5), SPEC)).isZero();
     assertThat(ConflictRule.wins(a, null, SPEC)).isTrue();
   }
 
   @Test
   void tombstoneBeatsEmptyValueOfSameVersionAndOrigin() {
     byte[] k = bytes("k");
-    Record empty = Record.of(k, new byte[0], 7, 3);
-    Record tomb = Record.tombstone(k, 7, 3);
+    ReplicaRecord empty = ReplicaRecord.of(k, new byte[0], 7, 3);
+    ReplicaRecord tomb = ReplicaRecord.tombstone(k, 7, 3);
     assertThat(ConflictRule.wins(tomb, empty, SPEC)).isTrue();
     assertThat(ConflictRule.wins(empty, tomb, SPEC)).isFalse();
     // against a non-empty value of the same version/origin, the value hashes decide
-    Record v = Record.of(k, bytes("v"), 7, 3);
+    ReplicaRecord v = ReplicaRecord.of(k, bytes("v"), 7, 3);
     boolean vBigger =
         Long.compareUnsigned(SPEC.valueHash(bytes("v")), SPEC.valueHash(new byte[0])) > 0;
     assertThat(ConflictRule.wins(tomb, v, SPEC)).isEqualTo(!vBigger);
     // a later value beats an earlier tombstone and vice versa
-    assertThat(ConflictRule.wins(Record.of(k, bytes("x"), 8, 0), tomb, SPEC)).isTrue();
-    assertThat(ConflictRule.wins(Record.tombstone(k, 8, 0), v, SPEC)).isTrue();
+    assertThat(ConflictRule.wins(ReplicaRecord.of(k, bytes("x"), 8, 0), tomb, SPEC)).isTrue();
+    assertThat(ConflictRule.wins(ReplicaRecord.tombstone(k, 8, 0), v, SPEC)).isTrue();
   }
 
   @Test
   void comparatorIsATotalOrderConsistentWithWins() {
-    List<Record> rs = conflicting(new Random(42), bytes("key"), 40);
+    List<ReplicaRecord> rs = conflicting(new Random(42), bytes("key"), 40);
     rs.sort(ConflictRule.comparator(SPEC));
     for (int i = 0; i + 1 < rs.size(); i++) {
-      Record lo = rs.get(i);
-      Record hi = rs.get(i + 1);
+      ReplicaRecord lo = rs.get(i);
+      ReplicaRecord hi = rs.get(i + 1);
       assertThat(ConflictRule.compare(lo, hi, SPEC)).isLessThanOrEqualTo(0);
       assertThat(ConflictRule.wins(lo, hi, SPEC)).isFalse();
     }
@@ -76,12 +80,12 @@ class ConflictRuleTest {
   void finalStateIndependentOfArrivalOrder(long seed, @TempDir Path dir) {
     SketchParams params = Fixtures.params(1, 5);
     Random rnd = new Random(seed);
-    List<Record> all = new ArrayList<>();
+    List<ReplicaRecord> all = new ArrayList<>();
     for (int k = 0; k < 5; k++) {
       all.addAll(conflicting(rnd, bytes("key-" + k), 12));
     }
-    Record[] expected = new Record[5];
-    for (Record r : all) {
+    ReplicaRecord[] expected = new ReplicaRecord[5];
+    for (ReplicaRecord r : all) {
       int k =
           Integer.parseInt(
               new String(r.key(), java.nio.charset.StandardCharsets.UTF_8).substring(4));
@@ -89,10 +93,10 @@ class ConflictRuleTest {
         expected[k] = r;
       }
     }
-    List<List<Record>> finals = new ArrayList<>();
+    List<List<ReplicaRecord>> finals = new ArrayList<>();
     List<dev.reconcile.core.Fingerprint> fps = new ArrayList<>();
     for (int perm = 0; perm < 6; perm++) {
-      List<Record> order = new ArrayList<>(all);
+      List<ReplicaRecord> order = new ArrayList<>(all);
       Collections.shuffle(order, rnd);
       try (ReplicaStore s =
           ReplicaStore.open(
@@ -105,7 +109,7 @@ class ConflictRuleTest {
           s.apply(order.subList(i, Math.min(order.size(), i + n)));
           i += n;
         }
-        List<Record> state = new ArrayList<>();
+        List<ReplicaRecord> state = new ArrayList<>();
         s.forEachRecord(state::add);
         finals.add(state);
         fps.add(s.sketches().fingerprint(0));
@@ -127,22 +131,22 @@ class ConflictRuleTest {
   @Test
   void applyingTheSameBatchTwiceIsANoOp(@TempDir Path dir) {
     SketchParams params = Fixtures.params(1, 5);
-    List<Record> batch = conflicting(new Random(7), bytes("k"), 10);
-    batch.add(Record.of(bytes("other"), bytes("v"), 99, 1));
+    List<ReplicaRecord> batch = conflicting(new Random(7), bytes("k"), 10);
+    batch.add(ReplicaRecord.of(bytes("other"), bytes("v"), 99, 1));
     try (ReplicaStore s =
         ReplicaStore.open(Fixtures.options(dir, "n", params, Fixtures.manualMillis(1)).build())) {
-      ApplyResult first = s.apply(batch);
+      ApplyOutcome first = s.apply(batch);
       assertThat(first.total()).isEqualTo(batch.size());
-      List<Record> before = new ArrayList<>();
+      List<ReplicaRecord> before = new ArrayList<>();
       s.forEachRecord(before::add);
       var fp0 = s.sketches().fingerprint(0);
       var fp1 = s.sketches().fingerprint(1);
-      ApplyResult second = s.apply(batch);
+      ApplyOutcome second = s.apply(batch);
       // every record is now a duplicate of the winner or loses to it; nothing is applied
       assertThat(second.applied()).isZero();
       assertThat(second.duplicate()).isGreaterThanOrEqualTo(2);
       assertThat(second.stale() + second.duplicate()).isEqualTo(batch.size());
-      List<Record> after = new ArrayList<>();
+      List<ReplicaRecord> after = new ArrayList<>();
       s.forEachRecord(after::add);
       assertThat(after).isEqualTo(before);
       assertThat(s.sketches().fingerprint(0)).isEqualTo(fp0);
@@ -152,18 +156,18 @@ class ConflictRuleTest {
   }
 
   /** Conflicting records of one key with many ties: few versions, few origins, tombstones. */
-  static List<Record> conflicting(Random rnd, byte[] key, int n) {
-    List<Record> out = new ArrayList<>();
+  static List<ReplicaRecord> conflicting(Random rnd, byte[] key, int n) {
+    List<ReplicaRecord> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       long version = 100L + rnd.nextInt(3);
       long origin = rnd.nextInt(3) == 0 ? -1L : (long) rnd.nextInt(2);
       int kind = rnd.nextInt(4);
       if (kind == 0) {
-        out.add(Record.tombstone(key, version, origin));
+        out.add(ReplicaRecord.tombstone(key, version, origin));
       } else if (kind == 1) {
-        out.add(Record.of(key, new byte[0], version, origin));
+        out.add(ReplicaRecord.of(key, new byte[0], version, origin));
       } else {
-        out.add(Record.of(key, bytes("v" + rnd.nextInt(3)), version, origin));
+        out.add(ReplicaRecord.of(key, bytes("v" + rnd.nextInt(3)), version, origin));
       }
     }
     return out;

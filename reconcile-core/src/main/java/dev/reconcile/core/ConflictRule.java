@@ -1,6 +1,5 @@
-package dev.reconcile.agent.store;
+package dev.reconcile.core;
 
-import dev.reconcile.core.HashSpec;
 import java.util.Comparator;
 
 /**
@@ -26,12 +25,12 @@ public final class ConflictRule {
   /**
    * True when {@code incoming} strictly beats {@code current} ({@code current == null}: absent).
    */
-  public static boolean wins(Record incoming, Record current, HashSpec spec) {
+  public static boolean wins(ReplicaRecord incoming, ReplicaRecord current, HashSpec spec) {
     return current == null || compare(incoming, current, spec) > 0;
   }
 
   /** Sign of {@code a - b} in the conflict order (0: the same write). */
-  public static int compare(Record a, Record b, HashSpec spec) {
+  public static int compare(ReplicaRecord a, ReplicaRecord b, HashSpec spec) {
     return compare(
         a.version(),
         a.origin(),
@@ -44,12 +43,12 @@ public final class ConflictRule {
   }
 
   /** The conflict order as a comparator: the maximum is the winner. */
-  public static Comparator<Record> comparator(HashSpec spec) {
+  public static Comparator<ReplicaRecord> comparator(HashSpec spec) {
     return (a, b) -> compare(a, b, spec);
   }
 
   /** The conflict order on precomputed fields (no hashing). */
-  static int compare(
+  public static int compare(
       long versionA,
       long originA,
       long valueHashA,
