@@ -1,10 +1,10 @@
 package dev.reconcile.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.reconcile.agent.net.BatchCodec;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.ProtocolException;
+import dev.reconcile.core.RecordBatches;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.Wire;
@@ -60,7 +60,7 @@ final class AgentSide implements Side {
       List<ReplicaRecord> records;
       try {
         RecordBatch batch = RecordBatch.parseFrom(http.postBytes("/sketch/records", body, timeout));
-        records = BatchCodec.read(batch, Integer.MAX_VALUE);
+        records = RecordBatches.read(batch, Integer.MAX_VALUE);
       } catch (InvalidProtocolBufferException | ProtocolException e) {
         throw new CliException(label + ": bad records answer: " + e.getMessage());
       }

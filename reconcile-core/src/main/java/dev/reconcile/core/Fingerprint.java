@@ -39,6 +39,13 @@ public record Fingerprint(long count, long sum, long sum2) {
       return new Fingerprint(count, sum, sum2);
     }
 
+    /** Continues from {@code f}. */
+    public void set(Fingerprint f) {
+      count = f.count();
+      sum = f.sum();
+      sum2 = f.sum2();
+    }
+
     public void reset() {
       count = 0;
       sum = 0;

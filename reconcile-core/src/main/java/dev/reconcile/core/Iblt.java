@@ -106,6 +106,42 @@ public final class Iblt {
     this.checkSums = new int[(int) cells];
   }
 
+  /**
+   * A table over cell arrays already filled (by {@link IbltLadder#fold}); counts are normalised.
+   */
+  Iblt(
+      HashSpec spec,
+      IbltShape shape,
+      CellLayout layout,
+      int[] counts,
+      long[] keySums,
+      int[] checkSums) {
+    this.spec = spec;
+    this.shape = shape;
+    this.layout = layout;
+    this.k = shape.hashCount();
+    this.sub = shape.subtableCells();
+    this.log2 = shape.log2();
+    this.base = shape.base();
+    this.lowMask = (1 << log2) - 1;
+    this.keyMask = layout.keyMask();
+    this.checkMask = layout.checkMask();
+    this.countShift = 32 - 8 * layout.countBytes();
+    if (counts.length != shape.cells()
+        || keySums.length != counts.length
+        || checkSums.length != counts.length) {
+      throw new IllegalArgumentException("cell arrays do not match shape " + shape);
+    }
+    for (int i = 0; i < counts.length; i++) {
+      counts[i] = layout.normalizeCount(counts[i]);
+      keySums[i] &= keyMask;
+      checkSums[i] &= checkMask;
+    }
+    this.counts = counts;
+    this.keySums = keySums;
+    this.checkSums = checkSums;
+  }
+
   public HashSpec spec() {
     return spec;
   }

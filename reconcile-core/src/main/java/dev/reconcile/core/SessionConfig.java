@@ -4,6 +4,9 @@ package dev.reconcile.core;
  * Who this side is and what the session covers.
  *
  * @param partitions the partitions to reconcile, ascending (initiator only; {@code null} = all)
+ * @param dryRun initiator: report what differs and stream no records (a session without a {@link
+ *     RecordStore} is always a dry run)
+ * @param repair how records are streamed after the difference is known
  */
 public record SessionConfig(
     String clusterId,
@@ -11,7 +14,8 @@ public record SessionConfig(
     long sessionId,
     int[] partitions,
     SessionLimits limits,
-    boolean dryRun) {
+    boolean dryRun,
+    RepairConfig repair) {
   public SessionConfig {
     if (clusterId == null || clusterId.isEmpty() || nodeId == null || nodeId.isEmpty()) {
       throw new IllegalArgumentException("cluster id and node id are required");
@@ -19,27 +23,42 @@ public record SessionConfig(
     if (limits == null) {
       limits = SessionLimits.DEFAULT;
     }
+    if (repair == null) {
+      repair = RepairConfig.DEFAULT;
+    }
   }
 
   public SessionConfig(
       String clusterId, String nodeId, long sessionId, int[] partitions, SessionLimits limits) {
-    this(clusterId, nodeId, sessionId, partitions, limits, false);
+    this(clusterId, nodeId, sessionId, partitions, limits, false, RepairConfig.DEFAULT);
   }
 
   public static SessionConfig of(String clusterId, String nodeId, long sessionId) {
-    return new SessionConfig(clusterId, nodeId, sessionId, null, SessionLimits.DEFAULT, false);
+    return new SessionConfig(clusterId, nodeId, sessionId, null, SessionLimits.DEFAULT);
   }
 
   public SessionConfig withPartitions(int[] p) {
-    return new SessionConfig(clusterId, nodeId, sessionId, p, limits, dryRun);
+    return new SessionConfig(clusterId, nodeId, sessionId, p, limits, dryRun, repair);
   }
 
   public SessionConfig withLimits(SessionLimits l) {
-    return new SessionConfig(clusterId, nodeId, sessionId, partitions, l, dryRun);
+    return new SessionConfig(clusterId, nodeId, sessionId, partitions, l, dryRun, repair);
   }
 
   /** Initiator: ask for a report only; the peer learns it from the Hello. */
   public SessionConfig withDryRun(boolean d) {
-    return new SessionConfig(clusterId, nodeId, sessionId, partitions, limits, d);
+    return new SessionConfig(clusterId, nodeId, sessionId, partitions, limits, d, repair);
+  }
+
+  public SessionConfig withRepair(RepairConfig r) {
+    return new SessionConfig(clusterId, nodeId, sessionId, partitions, limits, dryRun, r);
+  }
+
+  public SessionConfig withNodeId(String id) {
+    return new SessionConfig(clusterId, id, sessionId, partitions, limits, dryRun, repair);
+  }
+
+  public SessionConfig withSessionId(long id) {
+    return new SessionConfig(clusterId, nodeId, id, partitions, limits, dryRun, repair);
   }
 }

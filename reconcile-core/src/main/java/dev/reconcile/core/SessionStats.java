@@ -14,6 +14,10 @@ public final class SessionStats {
   long ibltBytes;
   long digestBytes;
   long resultBytes;
+  long recordBytes;
+  long repairBytes;
+  long verifyBytes;
+  boolean verifying;
   int fastPath;
   int decodeFailures;
   int doublings;
@@ -39,11 +43,19 @@ public final class SessionStats {
   private void account(Envelope e, long n) {
     switch (e.getBodyCase()) {
       case HELLO, HELLO_ACK, REFUSAL, DONE -> handshakeBytes += n;
-      case FINGERPRINTS -> fingerprintBytes += n;
+      case FINGERPRINTS -> {
+        if (verifying) {
+          verifyBytes += n;
+        } else {
+          fingerprintBytes += n;
+        }
+      }
       case ESTIMATOR -> estimatorBytes += n;
       case IBLT, IBLT_REQUEST -> ibltBytes += n;
       case DIGEST_CHUNK, DIGEST_REQUEST -> digestBytes += n;
       case MISSING -> resultBytes += n;
+      case RECORD_BATCH -> recordBytes += n;
+      case RECORD_ACK, REPAIR_END -> repairBytes += n;
       default -> {}
     }
   }
@@ -56,9 +68,29 @@ public final class SessionStats {
     return bytesReceived;
   }
 
-  /** Every protocol byte both ways. */
+  /** Every byte both ways, record batches included. */
   public long bytesTotal() {
     return bytesSent + bytesReceived;
+  }
+
+  /** Every byte both ways except the record batches of the repair stream. */
+  public long protocolBytes() {
+    return bytesTotal() - recordBytes;
+  }
+
+  /** Bytes of the repair stream's record batches, both ways. */
+  public long recordBytes() {
+    return recordBytes;
+  }
+
+  /** Bytes of the repair stream's acknowledgements and ends, both ways. */
+  public long repairBytes() {
+    return repairBytes;
+  }
+
+  /** Bytes of the closing fingerprints, both ways. */
+  public long verifyBytes() {
+    return verifyBytes;
   }
 
   public long framesSent() {

@@ -7,15 +7,18 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Test double: an "estimator" that ships its whole element multiset and returns the exact
  * difference times a factor. Lets session tests force every path (too-low estimates, fallback)
- * independently of the real strata estimator, which lives in another module.
+ * independently of the real strata estimator, which lives in another module. Linear, and its wire
+ * bytes depend only on the multiset (sorted, zero counts dropped), so store tests can compare a
+ * maintained one with a rebuilt one.
  */
 public final class ExactEstimator implements DifferenceEstimator {
   public static final int KIND = 99;
-  private final HashMap<Long, Integer> counts = new HashMap<>();
+  private final TreeMap<Long, Integer> counts = new TreeMap<>();
   private final double factor;
 
   public ExactEstimator(double factor) {
@@ -39,17 +42,24 @@ public final class ExactEstimator implements DifferenceEstimator {
 
   @Override
   public void add(long element) {
-    counts.merge(element, 1, Integer::sum);
+    counts.merge(element, 1, ExactEstimator::sumOrDrop);
+  }
+
+  /** Merge function that drops an entry whose count returns to zero. */
+  private static Integer sumOrDrop(Integer a, Integer b) {
+    int s = a + b;
+    return s == 0 ? null : s;
   }
 
   @Override
   public void remove(long element) {
-    counts.merge(element, -1, Integer::sum);
+    counts.merge(element, -1, ExactEstimator::sumOrDrop);
   }
 
   @Override
   public void merge(DifferenceEstimator other) {
-    ((ExactEstimator) other).counts.forEach((k, v) -> counts.merge(k, v, Integer::sum));
+    ((ExactEstimator) other)
+        .counts.forEach((k, v) -> counts.merge(k, v, ExactEstimator::sumOrDrop));
   }
 
   @Override

@@ -44,7 +44,7 @@ class ReconcileSessionTest {
     MemorySketches b = MemorySketches.of(params, f, TestSets.partitionsOf(s.b, P_LOG2), s.b);
     ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", seed), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
-    SessionDriver.run(i, r);
+    LocalRound.run(i, r);
     return new Run(i, r, s);
   }
 
@@ -153,7 +153,7 @@ class ReconcileSessionTest {
         ReconcileSession.responder(
             SessionConfig.of("c", "b", 0),
             MemorySketches.of(params, f, TestSets.partitionsOf(b, P_LOG2), b));
-    SessionDriver.run(i, r);
+    LocalRound.run(i, r);
     assertThat(i.succeeded()).as(String.valueOf(i.failure())).isTrue();
     List<PartitionOutcome> os = i.outcomes();
     assertThat(os).hasSize(4).allMatch(o -> o.path() != Path.FAST);
@@ -229,7 +229,7 @@ class ReconcileSessionTest {
     ReconcileSession i =
         ReconcileSession.initiator(new SessionConfig("c", "a", 31, null, small), a);
     ReconcileSession r = ReconcileSession.responder(new SessionConfig("c", "b", 0, null, small), b);
-    SessionDriver.run(i, r);
+    LocalRound.run(i, r);
     assertCorrect(new Run(i, r, s), "seed 31");
     assertThat(i.stats().framesSent()).isGreaterThan(3700 / 97);
   }
@@ -246,7 +246,7 @@ class ReconcileSessionTest {
     ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", 32), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
     boolean[] tampered = {false};
-    SessionDriver.run(
+    LocalRound.run(
         i,
         r,
         e -> e,
@@ -296,7 +296,7 @@ class ReconcileSessionTest {
   @Test
   void wrongSeedIsRefusedNamingBothFingerprints() {
     ReconcileSession[] p = pair(params(1, 8), params(2, 8), "c", "c");
-    SessionDriver.run(p[0], p[1]);
+    LocalRound.run(p[0], p[1]);
     assertThat(p[1].failure()).get().extracting(SessionFailure::code).isEqualTo(Code.SEED);
     assertThat(p[0].failure())
         .get()
@@ -313,7 +313,7 @@ class ReconcileSessionTest {
   @Test
   void wrongClusterIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "east", "west");
-    SessionDriver.run(p[0], p[1]);
+    LocalRound.run(p[0], p[1]);
     assertThat(p[0].failure())
         .get()
         .satisfies(
@@ -326,7 +326,7 @@ class ReconcileSessionTest {
   @Test
   void differentTableLimitsAreRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 9), "c", "c");
-    SessionDriver.run(p[0], p[1]);
+    LocalRound.run(p[0], p[1]);
     assertThat(p[0].failure())
         .get()
         .satisfies(
@@ -342,7 +342,7 @@ class ReconcileSessionTest {
   @Test
   void unknownFrameVersionIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
-    SessionDriver.run(p[0], p[1], e -> e.toBuilder().setFormatVersion(2).build(), e -> e);
+    LocalRound.run(p[0], p[1], e -> e.toBuilder().setFormatVersion(2).build(), e -> e);
     assertThat(p[1].failure())
         .get()
         .satisfies(
@@ -355,7 +355,7 @@ class ReconcileSessionTest {
   @Test
   void unsupportedProtocolRangeIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
-    SessionDriver.run(
+    LocalRound.run(
         p[0],
         p[1],
         e ->
@@ -372,7 +372,7 @@ class ReconcileSessionTest {
   void replayedFrameIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
     Envelope[] first = new Envelope[1];
-    SessionDriver.run(
+    LocalRound.run(
         p[0],
         p[1],
         e -> {
@@ -418,7 +418,7 @@ class ReconcileSessionTest {
   @Test
   void frameOfAnotherSessionIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
-    SessionDriver.run(
+    LocalRound.run(
         p[0], p[1], e -> e.hasFingerprints() ? e.toBuilder().setSessionId(77).build() : e, e -> e);
     assertThat(p[1].failure())
         .get()
@@ -438,7 +438,7 @@ class ReconcileSessionTest {
     ReconcileSession r =
         ReconcileSession.responder(
             SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
-    SessionDriver.run(
+    LocalRound.run(
         i,
         r,
         e -> {
@@ -471,7 +471,7 @@ class ReconcileSessionTest {
     ReconcileSession r =
         ReconcileSession.responder(
             SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
-    SessionDriver.run(
+    LocalRound.run(
         i,
         r,
         e -> {
@@ -505,7 +505,7 @@ class ReconcileSessionTest {
     ReconcileSession r =
         ReconcileSession.responder(
             SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
-    SessionDriver.run(i, r);
+    LocalRound.run(i, r);
     assertThat(i.failure())
         .get()
         .satisfies(
@@ -519,7 +519,7 @@ class ReconcileSessionTest {
   void messageForTheWrongRoleIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
     // The responder receives a HelloAck instead of a Hello.
-    SessionDriver.run(
+    LocalRound.run(
         p[0],
         p[1],
         e -> e.hasHello() ? e.toBuilder().setHelloAck(HelloAck.getDefaultInstance()).build() : e,
@@ -535,7 +535,7 @@ class ReconcileSessionTest {
   void droppedFrameEndsWithAnErrorNotAHang() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
     int[] n = {0};
-    SessionDriver.run(p[0], p[1], e -> n[0]++ == 1 ? null : e, e -> e);
+    LocalRound.run(p[0], p[1], e -> n[0]++ == 1 ? null : e, e -> e);
     // Fingerprints dropped: nothing further moves; the driver (agent: a timeout) aborts.
     assertThat(p[0].isFinished()).isFalse();
     p[0].abort("peer timed out");
@@ -554,7 +554,7 @@ class ReconcileSessionTest {
     ReconcileSession i =
         ReconcileSession.initiator(SessionConfig.of("c", "a", 8).withPartitions(subset), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
-    SessionDriver.run(i, r);
+    LocalRound.run(i, r);
     assertThat(i.succeeded()).isTrue();
     assertThat(r.partitions()).containsExactly(subset);
     assertThat(i.outcomes()).extracting(PartitionOutcome::partition).containsExactly(1, 5, 6);

@@ -2,6 +2,7 @@ package dev.reconcile.agent;
 
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.RecordBatches;
 import dev.reconcile.core.ReplicaRecord;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -214,12 +215,9 @@ final class AdminApi {
       throw new IllegalArgumentException("empty key");
     }
     byte[] k = KeyCodec.decode(raw);
-    if (k.length > dev.reconcile.agent.net.BatchCodec.MAX_KEY_BYTES) {
+    if (k.length > RecordBatches.MAX_KEY_BYTES) {
       throw new IllegalArgumentException(
-          "key of "
-              + k.length
-              + " bytes exceeds "
-              + dev.reconcile.agent.net.BatchCodec.MAX_KEY_BYTES);
+          "key of " + k.length + " bytes exceeds " + RecordBatches.MAX_KEY_BYTES);
     }
     return k;
   }

@@ -1,5 +1,6 @@
 package dev.reconcile.agent;
 
+import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -77,17 +78,32 @@ public final class AgentMetrics {
     counter("reconcile_records_refused_total", "reason", reason).increment(n);
   }
 
-  void session(SessionStats s, long fast, long iblt, long fallback) {
-    partitionsFast.increment(fast);
-    partitionsIblt.increment(iblt);
-    partitionsFallback.increment(fallback);
+  /** Counts a round that ended well, from its report and its session's counters. */
+  void recordRound(RoundReport r, ReconcileSession session) {
+    SessionStats s = session.stats();
+    partitionsFast.increment(r.fastPath);
+    partitionsIblt.increment(r.ibltPartitions);
+    partitionsFallback.increment(r.fallbackPartitions);
     estimatorBytes.increment(s.estimatorBytes());
     ibltBytes.increment(s.ibltBytes());
     digestBytes.increment(s.digestBytes());
-    protocolBytes.increment(s.bytesTotal());
+    protocolBytes.increment(s.protocolBytes());
     decodeFailures.increment(s.decodeFailures());
     doublings.increment(s.doublings());
     fallbacks.increment(s.fallbacks());
+    sessionDuration.record(Duration.ofMillis(r.sessionMillis));
+    differenceSize.record(r.missingLocal + r.missingRemote);
+    recordsSent.increment(r.recordsSent);
+    recordBytesSent.increment(r.recordBytesSent);
+    recordsReceived.increment(r.recordsReceived);
+    recordBytesReceived.increment(r.recordBytesReceived);
+    recordsApplied.increment(r.applied);
+    recordsStale.increment(r.stale);
+    recordsDuplicate.increment(r.duplicate);
+    if (r.clockSkewRefused > 0) {
+      recordsRefused("clock_skew", r.clockSkewRefused);
+    }
+    stillDiffering.increment(r.stillDiffering.size());
   }
 
   public PrometheusMeterRegistry registry() {

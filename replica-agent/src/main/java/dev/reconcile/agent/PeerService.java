@@ -2,6 +2,7 @@ package dev.reconcile.agent;
 
 import dev.reconcile.agent.net.FrameChannel;
 import dev.reconcile.core.ReconcileSession;
+import dev.reconcile.core.RepairConfig;
 import dev.reconcile.core.SessionConfig;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
@@ -148,9 +149,7 @@ final class PeerService {
     active.incrementAndGet();
     perPeer.incrementAndGet();
     ReconcileSession session =
-        ReconcileSession.responder(
-            new SessionConfig(config.clusterId(), config.nodeId(), 0, null, rt.limits()),
-            rt.store().sketches());
+        ReconcileSession.responder(sessionConfig(0, null), rt.store().sketches(), rt.store());
     new PeerRound(rt, ch, session, label)
         .run()
         .onComplete(
@@ -201,15 +200,12 @@ final class PeerService {
                   NetSocket socket = (NetSocket) pair[0];
                   BitSet done = (BitSet) pair[1];
                   int[] parts = remaining(done);
-                  SessionConfig sc =
-                      new SessionConfig(
-                              config.clusterId(),
-                              config.nodeId(),
-                              random.nextLong(),
-                              parts,
-                              rt.limits())
-                          .withDryRun(dryRun);
-                  ReconcileSession session = ReconcileSession.initiator(sc, rt.store().sketches());
+                  ReconcileSession session =
+                      ReconcileSession.initiator(
+                          sessionConfig(random.nextLong(), parts).withDryRun(dryRun),
+                          rt.store().sketches(),
+                          rt.store(),
+                          rt.store().progressWith(label));
                   FrameChannel ch = channel(socket);
                   int resumed = done.cardinality();
                   return new PeerRound(rt, ch, session, label)
@@ -235,6 +231,20 @@ final class PeerService {
                   return Future.succeededFuture(rep);
                 });
     return f.onComplete(x -> active.decrementAndGet());
+  }
+
+  /** A session of this agent: its identity, limits and repair settings. */
+  private SessionConfig sessionConfig(long sessionId, int[] partitions) {
+    RepairConfig repair =
+        new RepairConfig(
+            config.repairWindow(),
+            config.batchRecords(),
+            config.batchBytes(),
+            Math.max(1, config.batchRecords() * 4),
+            config.security().maxClockSkew().toMillis(),
+            rt.store().clock()::wallMillis);
+    return new SessionConfig(
+        config.clusterId(), config.nodeId(), sessionId, partitions, rt.limits(), false, repair);
   }
 
   /** Partitions not yet done in an interrupted round, or null for all. */

@@ -1,6 +1,9 @@
 package dev.reconcile.agent;
 
+import dev.reconcile.core.OutcomeSummary;
 import dev.reconcile.core.PartitionOutcome;
+import dev.reconcile.core.ReconcileSession;
+import dev.reconcile.core.RepairStats;
 import dev.reconcile.core.SessionStats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -39,29 +42,49 @@ public final class RoundReport {
   /** Received records refused because their version lies more than max-clock-skew in the future. */
   public long clockSkewRefused;
 
+  /** The first keys of those records, percent-encoded as in the HTTP API. */
+  public final List<String> clockSkewKeys = new ArrayList<>();
+
   public final List<Integer> stillDiffering = new ArrayList<>();
   public final List<PartitionOutcome> outcomes = new ArrayList<>();
 
-  /** Outcome counts and totals from the session's outcomes. */
-  void summarize(List<PartitionOutcome> os) {
-    outcomes.clear();
-    outcomes.addAll(os);
-    fastPath = 0;
-    ibltPartitions = 0;
-    fallbackPartitions = 0;
-    estimate = 0;
-    missingLocal = 0;
-    missingRemote = 0;
-    for (PartitionOutcome o : os) {
-      switch (o.path()) {
-        case FAST -> fastPath++;
-        case IBLT -> ibltPartitions++;
-        case FALLBACK -> fallbackPartitions++;
-      }
-      estimate += Math.max(0, o.estimate());
-      missingLocal += o.missingLocal().length;
-      missingRemote += o.missingRemote().length;
+  /** The report of {@code session} as it stands, for a round that started at {@code startNanos}. */
+  static RoundReport of(ReconcileSession session, String peer, long startNanos) {
+    RoundReport r = new RoundReport();
+    long now = System.nanoTime();
+    r.peer = peer;
+    r.role = session.role() == ReconcileSession.Role.INITIATOR ? "initiator" : "responder";
+    r.startedAtMillis = System.currentTimeMillis() - (now - startNanos) / 1_000_000;
+    r.durationMillis = (now - startNanos) / 1_000_000;
+    long reconciled = session.reconciledAtNanos();
+    r.sessionMillis = ((reconciled >= 0 ? reconciled : now) - startNanos) / 1_000_000;
+    r.peerNodeId = session.peerNodeId();
+    r.dryRun = session.dryRun();
+    r.partitions = session.partitions().length;
+    r.stats = session.stats();
+    r.outcomes.addAll(session.outcomes());
+    OutcomeSummary sum = OutcomeSummary.of(r.outcomes);
+    r.fastPath = sum.fastPath();
+    r.ibltPartitions = sum.iblt();
+    r.fallbackPartitions = sum.fallback();
+    r.estimate = sum.estimate();
+    r.missingLocal = sum.missingLocal();
+    r.missingRemote = sum.missingRemote();
+    RepairStats rs = session.repairStats();
+    r.recordsSent = rs.recordsSent();
+    r.recordsReceived = rs.recordsReceived();
+    r.recordBytesSent = rs.recordBytesSent();
+    r.recordBytesReceived = rs.recordBytesReceived();
+    r.batchesSent = rs.batchesSent();
+    r.applied = rs.applied();
+    r.stale = rs.stale();
+    r.duplicate = rs.duplicate();
+    r.clockSkewRefused = rs.clockSkewRefused();
+    for (byte[] k : rs.clockSkewKeys()) {
+      r.clockSkewKeys.add(KeyCodec.encode(k));
     }
+    r.stillDiffering.addAll(rs.stillDiffering());
+    return r;
   }
 
   public JsonObject toJson() {
@@ -94,6 +117,7 @@ public final class RoundReport {
             .put("stale", stale)
             .put("duplicate", duplicate)
             .put("clockSkewRefused", clockSkewRefused)
+            .put("clockSkewKeys", new JsonArray(new ArrayList<>(clockSkewKeys)))
             .put("stillDiffering", new JsonArray(new ArrayList<>(stillDiffering)));
     if (dryRun) {
       j.put("wouldSend", missingRemote).put("wouldReceive", missingLocal);
@@ -104,6 +128,7 @@ public final class RoundReport {
           new JsonObject()
               .put("bytesSent", stats.bytesSent())
               .put("bytesReceived", stats.bytesReceived())
+              .put("protocolBytes", stats.protocolBytes())
               .put("handshakeBytes", stats.handshakeBytes())
               .put("fingerprintBytes", stats.fingerprintBytes())
               .put("estimatorBytes", stats.estimatorBytes())

@@ -1,6 +1,5 @@
 package dev.reconcile.agent;
 
-import dev.reconcile.agent.net.BatchCodec;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.ElementCursor;
@@ -9,6 +8,7 @@ import dev.reconcile.core.FormatException;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.LongList;
 import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.RecordBatches;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Estimator;
@@ -196,7 +196,7 @@ final class SketchApi {
               out.addAll(store.recordsFor(p, elements));
             }
           }
-          return BatchCodec.batch(one == null ? -1 : partition(ctx, "partition"), 0, out)
+          return RecordBatches.batch(one == null ? -1 : partition(ctx, "partition"), 0, out)
               .toByteArray();
         });
   }

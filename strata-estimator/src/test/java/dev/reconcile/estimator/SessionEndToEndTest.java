@@ -2,11 +2,11 @@ package dev.reconcile.estimator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.core.LocalRound;
 import dev.reconcile.core.MemorySketches;
 import dev.reconcile.core.PartitionOutcome;
 import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionConfig;
-import dev.reconcile.core.SessionDriver;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.TestSets;
 import java.util.Arrays;
@@ -39,7 +39,7 @@ class SessionEndToEndTest {
         MemorySketches.of(params, f, TestSets.partitionsOf(s.b, PARTITIONS_LOG2), s.b);
     ReconcileSession i = ReconcileSession.initiator(SessionConfig.of("c", "a", seed), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
-    SessionDriver.run(i, r);
+    LocalRound.run(i, r);
     String where = "seed " + seed + ", d " + (onlyA + onlyB);
     assertThat(i.failure()).as(where).isEmpty();
     assertThat(r.failure()).as(where).isEmpty();

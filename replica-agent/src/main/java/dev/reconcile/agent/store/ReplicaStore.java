@@ -9,8 +9,11 @@ import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.Iblt;
 import dev.reconcile.core.IbltShape;
+import dev.reconcile.core.PartitionSketch;
 import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.RoundProgress;
 import dev.reconcile.core.SketchParams;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -83,7 +86,7 @@ import org.rocksdb.WriteOptions;
  *
  * <p>All calls block (RocksDB I/O): never call them on a Vert.x event loop.
  */
-public final class ReplicaStore implements AutoCloseable {
+public final class ReplicaStore implements AutoCloseable, RecordStore {
   /** Version of the on-disk layout written in {@code meta}. */
   public static final int STORE_FORMAT = 1;
 
@@ -555,6 +558,7 @@ public final class ReplicaStore implements AutoCloseable {
    * the same way). Sketches are updated only after the batch committed; a failure throws {@link
    * StoreException} and changes nothing. Incoming versions are observed by the clock.
    */
+  @Override
   public ApplyOutcome apply(List<ReplicaRecord> incoming) {
     if (incoming.isEmpty()) {
       return ApplyOutcome.EMPTY;
@@ -733,6 +737,7 @@ public final class ReplicaStore implements AutoCloseable {
    * snapshot through the digest index. Elements no longer present (overwritten meanwhile) are
    * skipped; an element shared by several keys yields all of them.
    */
+  @Override
   public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
     checkPartition(partition);
     lifecycle.readLock().lock();
@@ -997,6 +1002,21 @@ public final class ReplicaStore implements AutoCloseable {
     }
   }
 
+  /** Round progress with {@code peer}, kept in {@code meta} (see {@link #markPartitionDone}). */
+  public RoundProgress progressWith(String peer) {
+    return new RoundProgress() {
+      @Override
+      public void partitionRepaired(int partition) {
+        markPartitionDone(peer, 0, partition);
+      }
+
+      @Override
+      public void roundComplete() {
+        clearProgress(peer);
+      }
+    };
+  }
+
   /** Forgets every round's progress with {@code peer}. */
   public void clearProgress(String peer) {
     lifecycle.readLock().lock();
@@ -1113,7 +1133,7 @@ public final class ReplicaStore implements AutoCloseable {
 
   private SelfCheck.PartitionCheck checkPartition(int p, List<String> problems)
       throws RocksDBException {
-    PartitionState.Copy maintained;
+    PartitionSketch maintained;
     Snapshot snap;
     writer.lock();
     try {
@@ -1147,18 +1167,7 @@ public final class ReplicaStore implements AutoCloseable {
     } finally {
       db.releaseSnapshot(snap);
     }
-    PartitionState.Copy rebuilt = fresh.copy();
-    List<String> diffs = new ArrayList<>();
-    if (!rebuilt.fingerprint().equals(maintained.fingerprint())) {
-      diffs.add("fingerprint " + maintained.fingerprint() + " != rebuilt " + rebuilt.fingerprint());
-    }
-    if (!Arrays.equals(rebuilt.estimatorBytes(), maintained.estimatorBytes())) {
-      diffs.add("estimator wire bytes differ");
-    }
-    if (!rebuilt.tables().sameCells(maintained.tables())) {
-      diffs.add(
-          "maintained IBLTs " + params.maxShape() + " / " + params.maxShapeBase3() + " differ");
-    }
+    List<String> diffs = maintained.differencesFrom(fresh.unsharedSketch());
     String mismatch = diffs.isEmpty() ? null : String.join("; ", diffs);
     return new SelfCheck.PartitionCheck(p, mismatch == null, n, mismatch);
   }

@@ -2,6 +2,7 @@ package dev.reconcile.agent.store;
 
 import dev.reconcile.core.ElementCursor;
 import dev.reconcile.core.EstimatorFactory;
+import dev.reconcile.core.ExactEstimator;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.SketchParams;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /** Shared set-up of the store tests. */
 final class Fixtures {
   static final long SEED = 0x5eed_0001L;
-  static final EstimatorFactory ESTIMATORS = LinearTestEstimator.factory();
+  static final EstimatorFactory ESTIMATORS = ExactEstimator.factory(1.0);
 
   private Fixtures() {}
 

@@ -3,10 +3,10 @@ package dev.reconcile.estimator.fuzz;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.reconcile.core.LocalRound;
 import dev.reconcile.core.MemorySketches;
 import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionConfig;
-import dev.reconcile.core.SessionDriver;
 import dev.reconcile.core.SessionFailure;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.TestSets;
@@ -66,7 +66,7 @@ class SessionFuzzTest {
     ReconcileSession i =
         ReconcileSession.initiator(SessionConfig.of("c", "a", seed).withDryRun(dry), a);
     ReconcileSession r = ReconcileSession.responder(SessionConfig.of("c", "b", 0), b);
-    SessionDriver.run(
+    LocalRound.run(
         i,
         r,
         e -> {

@@ -1,26 +1,21 @@
-package dev.reconcile.agent.store;
+package dev.reconcile.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.reconcile.core.CellLayout;
-import dev.reconcile.core.Iblt;
-import dev.reconcile.core.IbltShape;
-import dev.reconcile.core.PeelResult;
-import dev.reconcile.core.SketchParams;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class MaintainedTablesTest {
+class IbltLadderTest {
   /** Every foldable shape of both ladders equals a core table built by direct insertion. */
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3})
   void foldsEqualDirectlyBuiltCoreTables(long seed) {
-    SketchParams params = Fixtures.params(0, 7);
-    MaintainedTables m = new MaintainedTables(params);
+    SketchParams params = TestSets.params(42, 0, 7, ExactEstimator.factory(1).params());
+    IbltLadder m = new IbltLadder(params);
     SplittableRandom r = new SplittableRandom(seed);
     List<Long> live = new ArrayList<>();
     // 80 000 inserts into a 3 x 128 table: cell counts far beyond the 16-bit wire width
@@ -48,7 +43,7 @@ class MaintainedTablesTest {
       }
       assertThat(m.fold(shape).sameCells(direct)).as("seed %d shape %s", seed, shape).isTrue();
     }
-    MaintainedTables copy = m.copy();
+    IbltLadder copy = m.copy();
     assertThat(copy.sameCells(m)).isTrue();
     copy.insert(42);
     assertThat(copy.sameCells(m)).isFalse();
@@ -59,9 +54,9 @@ class MaintainedTablesTest {
   @ParameterizedTest
   @ValueSource(longs = {5, 6})
   void foldedDifferenceOfTwoReplicasPeels(long seed) {
-    SketchParams params = Fixtures.params(0, 10);
-    MaintainedTables a = new MaintainedTables(params);
-    MaintainedTables b = new MaintainedTables(params);
+    SketchParams params = TestSets.params(42, 0, 10, ExactEstimator.factory(1).params());
+    IbltLadder a = new IbltLadder(params);
+    IbltLadder b = new IbltLadder(params);
     SplittableRandom r = new SplittableRandom(seed);
     for (int i = 0; i < 5000; i++) {
       long x = r.nextLong();

@@ -1,26 +1,31 @@
-package dev.reconcile.agent.net;
+package dev.reconcile.core;
 
 import com.google.protobuf.ByteString;
-import dev.reconcile.core.ProtocolException;
-import dev.reconcile.core.ReplicaRecord;
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.RecordProto;
 import dev.reconcile.core.wire.Refusal.Code;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
 
-/** Records to and from {@link RecordBatch} frames, with the batch checksum and size caps. */
-public final class BatchCodec {
+/**
+ * Records to and from {@link RecordBatch} frames: the batch checksum (CRC32C of the concatenated
+ * serialized records) and the caps a received batch must meet before anything of it is used.
+ */
+public final class RecordBatches {
   /** Largest key accepted from a peer. */
   public static final int MAX_KEY_BYTES = 64 * 1024;
 
-  private BatchCodec() {}
+  private RecordBatches() {}
 
+  /** The wire form of a record; the arrays are wrapped, not copied (records are immutable). */
   public static RecordProto toProto(ReplicaRecord r) {
     return RecordProto.newBuilder()
-        .setKey(ByteString.copyFrom(r.key()))
-        .setValue(ByteString.copyFrom(r.value()))
+        .setKey(UnsafeByteOperations.unsafeWrap(r.key()))
+        .setValue(UnsafeByteOperations.unsafeWrap(r.value()))
         .setVersion(r.version())
         .setOrigin(r.origin())
         .setTombstone(r.tombstone())
@@ -30,12 +35,24 @@ public final class BatchCodec {
   /** CRC32C of the concatenated serialized records. */
   public static int crc(List<RecordProto> records) {
     CRC32C c = new CRC32C();
+    byte[] buf = new byte[256];
     for (RecordProto r : records) {
-      c.update(r.toByteArray());
+      int n = r.getSerializedSize();
+      if (n > buf.length) {
+        buf = new byte[Math.max(n, buf.length * 2)];
+      }
+      CodedOutputStream out = CodedOutputStream.newInstance(buf, 0, n);
+      try {
+        r.writeTo(out);
+      } catch (IOException e) {
+        throw new IllegalStateException("serializing to an array cannot fail", e);
+      }
+      c.update(buf, 0, n);
     }
     return (int) c.getValue();
   }
 
+  /** A batch of {@code records} of {@code partition}. */
   public static RecordBatch batch(int partition, long seq, List<ReplicaRecord> records) {
     List<RecordProto> protos = new ArrayList<>(records.size());
     for (ReplicaRecord r : records) {
@@ -50,8 +67,8 @@ public final class BatchCodec {
   }
 
   /**
-   * Validates a peer's batch (not empty, checksum, record count, key sizes, tombstones without
-   * values) and returns its records; a bad batch is refused whole.
+   * Validates a peer's batch (not empty, at most {@code maxRecords}, checksum, key sizes,
+   * tombstones without values) and returns its records; a bad batch is refused whole.
    */
   public static List<ReplicaRecord> read(RecordBatch b, int maxRecords) throws ProtocolException {
     if (b.getRecordsCount() > maxRecords) {
@@ -74,18 +91,20 @@ public final class BatchCodec {
       throw new ProtocolException(
           Code.MALFORMED,
           String.format(
-              "batch %d checksum mismatch: frame says 0x%08x, records hash to 0x%08x (corrupted in transit)",
+              "batch %d checksum mismatch: frame says 0x%08x, records hash to 0x%08x (corrupted in"
+                  + " transit)",
               b.getBatchSeq(), b.getCrc32C(), crc));
     }
     List<ReplicaRecord> out = new ArrayList<>(b.getRecordsCount());
     for (RecordProto r : b.getRecordsList()) {
-      if (r.getKey().isEmpty() || r.getKey().size() > MAX_KEY_BYTES) {
+      ByteString key = r.getKey();
+      if (key.isEmpty() || key.size() > MAX_KEY_BYTES) {
         throw new ProtocolException(
             Code.MALFORMED,
             "batch "
                 + b.getBatchSeq()
                 + ": key of "
-                + r.getKey().size()
+                + key.size()
                 + " bytes (1.."
                 + MAX_KEY_BYTES
                 + ")");
@@ -96,7 +115,7 @@ public final class BatchCodec {
       }
       out.add(
           new ReplicaRecord(
-              r.getKey().toByteArray(),
+              key.toByteArray(),
               r.getValue().toByteArray(),
               r.getVersion(),
               r.getOrigin(),

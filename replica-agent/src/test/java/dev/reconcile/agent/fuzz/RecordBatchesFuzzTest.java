@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.reconcile.agent.net.BatchCodec;
 import dev.reconcile.core.ProtocolException;
+import dev.reconcile.core.RecordBatches;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.fuzz.FuzzLoop;
 import dev.reconcile.core.fuzz.Mutator;
@@ -19,12 +19,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Fuzzing of {@link BatchCodec#read} (repair records from a peer): mutated bytes through {@link
+ * Fuzzing of {@link RecordBatches#read} (repair records from a peer): mutated bytes through {@link
  * RecordBatch#parseFrom} and field edits. Documented rejections: {@link
  * InvalidProtocolBufferException} and {@link ProtocolException}. An accepted batch must carry
  * exactly the records that were sent: a corruption the checksum lets through is a failure.
  */
-class BatchCodecFuzzTest {
+class RecordBatchesFuzzTest {
   private static final int N = 4000 * Mutator.scale();
   private static final List<RecordBatch> BASES = new ArrayList<>();
   private static final List<List<ReplicaRecord>> ORIGINALS = new ArrayList<>();
@@ -43,7 +43,7 @@ class BatchCodecFuzzTest {
                 r.nextLong(),
                 tomb));
       }
-      BASES.add(BatchCodec.batch(r.nextInt(16), r.nextInt(1000), recs));
+      BASES.add(RecordBatches.batch(r.nextInt(16), r.nextInt(1000), recs));
       ORIGINALS.add(recs);
     }
   }
@@ -81,9 +81,9 @@ class BatchCodecFuzzTest {
     }
     List<ReplicaRecord> got;
     try {
-      got = BatchCodec.read(m, 1000);
+      got = RecordBatches.read(m, 1000);
     } catch (ProtocolException e) {
-      FuzzLoop.clearMessage("BatchCodec.read", e);
+      FuzzLoop.clearMessage("RecordBatches.read", e);
       return false;
     }
     assertThat(same(got, ORIGINALS.get(k)))
@@ -96,7 +96,7 @@ class BatchCodecFuzzTest {
   void batchDecoderSurvivesMutatedBatches() {
     assertTimeoutPreemptively(
         Duration.ofSeconds(120L * Mutator.scale()),
-        () -> FuzzLoop.run("BatchCodec.read", 11, N, BatchCodecFuzzTest::one));
+        () -> FuzzLoop.run("RecordBatches.read", 11, N, RecordBatchesFuzzTest::one));
   }
 
   /** Regression seeds (a failing seed from the loop above goes here). */
@@ -107,6 +107,6 @@ class BatchCodecFuzzTest {
         -3719345503411677794L /* truncated to an empty batch with crc 0: was accepted */
       })
   void regressions(long seed) {
-    FuzzLoop.one("BatchCodec.read", seed, BatchCodecFuzzTest::one);
+    FuzzLoop.one("RecordBatches.read", seed, RecordBatchesFuzzTest::one);
   }
 }

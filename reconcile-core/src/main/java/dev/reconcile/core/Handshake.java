@@ -1,0 +1,186 @@
+package dev.reconcile.core;
+
+import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.Hello;
+import dev.reconcile.core.wire.HelloAck;
+import dev.reconcile.core.wire.Mode;
+import dev.reconcile.core.wire.Refusal.Code;
+import dev.reconcile.core.wire.SketchParamsProto;
+import java.util.Arrays;
+
+/**
+ * Hello and HelloAck: protocol version, cluster id, every sketch parameter and the mode are checked
+ * on both sides, and a mismatch is refused naming both values; the responder learns the partitions
+ * the round covers and whether it is a dry run.
+ */
+final class Handshake {
+  private final SessionContext ctx;
+
+  Handshake(SessionContext ctx) {
+    this.ctx = ctx;
+  }
+
+  /** Initiator: the Hello. */
+  Envelope.Builder hello() {
+    Hello.Builder h =
+        Hello.newBuilder()
+            .setMinVersion(Wire.FORMAT_VERSION)
+            .setMaxVersion(Wire.FORMAT_VERSION)
+            .setClusterId(ctx.config.clusterId())
+            .setNodeId(ctx.config.nodeId())
+            .setParams(ctx.params.toProto())
+            .addModes(Mode.MODE_ESTIMATOR_IBLT)
+            .setDryRun(ctx.dryRun);
+    if (ctx.config.partitions() != null) {
+      for (int p : ctx.partitions) {
+        h.addPartitions(p);
+      }
+    }
+    return Envelope.newBuilder().setHello(h);
+  }
+
+  /** Responder: checks a Hello and answers it. */
+  void onHello(Hello h) throws ProtocolException {
+    ctx.peerNodeId = Wire.peerText(h.getNodeId());
+    ctx.dryRun = h.getDryRun();
+    if (h.getMinVersion() > Wire.FORMAT_VERSION || h.getMaxVersion() < Wire.FORMAT_VERSION) {
+      throw new ProtocolException(
+          Code.VERSION,
+          "peer speaks protocol versions ["
+              + h.getMinVersion()
+              + ", "
+              + h.getMaxVersion()
+              + "], this peer speaks ["
+              + Wire.FORMAT_VERSION
+              + ", "
+              + Wire.FORMAT_VERSION
+              + "]");
+    }
+    if (!h.getClusterId().equals(ctx.config.clusterId())) {
+      throw new ProtocolException(
+          Code.CLUSTER,
+          "cluster id mismatch: peer '"
+              + (h.getClusterId().isEmpty() ? "" : Wire.peerText(h.getClusterId()))
+              + "', local '"
+              + ctx.config.clusterId()
+              + "'");
+    }
+    checkParams(h.getParams());
+    if (!h.getModesList().contains(Mode.MODE_ESTIMATOR_IBLT)) {
+      throw new ProtocolException(
+          Code.PARAMS,
+          "no common mode: peer offers " + h.getModesList() + ", local MODE_ESTIMATOR_IBLT");
+    }
+    if (!ctx.dryRun && ctx.records == null) {
+      throw new ProtocolException(
+          Code.PARAMS, "this peer only compares (it has no records to repair): ask for a dry run");
+    }
+    ctx.partitions = requestedPartitions(h);
+    ctx.queue(
+        Envelope.newBuilder()
+            .setHelloAck(
+                HelloAck.newBuilder()
+                    .setVersion(Wire.FORMAT_VERSION)
+                    .setNodeId(ctx.config.nodeId())
+                    .setParams(ctx.params.toProto())
+                    .setMode(Mode.MODE_ESTIMATOR_IBLT)));
+  }
+
+  /** Initiator: checks the responder's answer. */
+  void onHelloAck(HelloAck a) throws ProtocolException {
+    ctx.peerNodeId = Wire.peerText(a.getNodeId());
+    if (a.getVersion() != Wire.FORMAT_VERSION) {
+      throw new ProtocolException(
+          Code.VERSION,
+          "peer chose version " + a.getVersion() + ", this peer speaks " + Wire.FORMAT_VERSION);
+    }
+    checkParams(a.getParams());
+    if (a.getMode() != Mode.MODE_ESTIMATOR_IBLT) {
+      throw new ProtocolException(
+          Code.PARAMS, "peer chose mode " + a.getMode() + ", which this peer did not offer");
+    }
+  }
+
+  private int[] requestedPartitions(Hello h) throws ProtocolException {
+    int n = ctx.params.partitions();
+    if (h.getPartitionsCount() == 0) {
+      return allPartitions(n);
+    }
+    if (h.getPartitionsCount() > n) {
+      throw new ProtocolException(
+          Code.LIMIT, h.getPartitionsCount() + " partitions requested, there are " + n);
+    }
+    int[] req = new int[h.getPartitionsCount()];
+    for (int i = 0; i < req.length; i++) {
+      req[i] = h.getPartitions(i);
+    }
+    try {
+      return checkedPartitions(req, n);
+    } catch (IllegalArgumentException e) {
+      throw new ProtocolException(Code.MALFORMED, e.getMessage());
+    }
+  }
+
+  static int[] allPartitions(int n) {
+    int[] all = new int[n];
+    for (int i = 0; i < n; i++) {
+      all[i] = i;
+    }
+    return all;
+  }
+
+  /** {@code requested} sorted, each in {@code [0, n)} and listed once. */
+  static int[] checkedPartitions(int[] requested, int n) {
+    int[] s = requested.clone();
+    Arrays.sort(s);
+    for (int i = 0; i < s.length; i++) {
+      if (s[i] < 0 || s[i] >= n) {
+        throw new IllegalArgumentException("partition " + s[i] + " outside [0, " + n + ")");
+      }
+      if (i > 0 && s[i] == s[i - 1]) {
+        throw new IllegalArgumentException("partition " + s[i] + " listed twice");
+      }
+    }
+    return s;
+  }
+
+  private void checkParams(SketchParamsProto p) throws ProtocolException {
+    HashSpec spec = ctx.params.spec();
+    if (p.getHashId() != spec.id()) {
+      throw new ProtocolException(
+          Code.HASH, "hash id mismatch: peer " + p.getHashId() + ", local " + spec.id());
+    }
+    if (p.getSeedFingerprint() != spec.seedFingerprint()) {
+      throw new ProtocolException(
+          Code.SEED,
+          "hash seed fingerprint mismatch: peer "
+              + HashSpec.hex(p.getSeedFingerprint())
+              + ", local "
+              + HashSpec.hex(spec.seedFingerprint())
+              + " (the peers are configured with different seeds)");
+    }
+    mismatch("partitions log2", p.getPartitionsLog2(), ctx.params.partitionsLog2());
+    mismatch("IBLT hash count", p.getIbltHashCount(), ctx.params.ibltHashCount());
+    mismatch("IBLT max log2", p.getIbltMaxLog2(), ctx.params.ibltMaxLog2());
+    if (!p.getEstimator().equals(ctx.params.estimator())) {
+      throw new ProtocolException(
+          Code.PARAMS,
+          "estimator parameters mismatch: peer {"
+              + oneLine(p.getEstimator())
+              + "}, local {"
+              + oneLine(ctx.params.estimator())
+              + "}");
+    }
+  }
+
+  private static String oneLine(Object o) {
+    return o.toString().trim().replace('\n', ' ');
+  }
+
+  private static void mismatch(String what, int peer, int mine) throws ProtocolException {
+    if (peer != mine) {
+      throw new ProtocolException(
+          Code.PARAMS, what + " mismatch: peer " + peer + ", local " + mine);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+package dev.reconcile.core;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Everything maintained for one partition on the write path: the {@link Fingerprint}, the {@link
+ * DifferenceEstimator} and the {@link IbltLadder}. All are linear, so an overwrite is {@code
+ * remove(old); add(new)} and the state does not depend on the order of operations; the element's
+ * cell hash is computed once per update for the tables. Not thread-safe.
+ */
+public final class PartitionSketch {
+  private final HashSpec spec;
+  private final Fingerprint.Accumulator fingerprint;
+  private final DifferenceEstimator estimator;
+  private final IbltLadder tables;
+
+  public PartitionSketch(SketchParams params, EstimatorFactory estimators) {
+    this.spec = params.spec();
+    this.fingerprint = new Fingerprint.Accumulator(spec);
+    this.estimator = estimators.create(spec);
+    this.tables = new IbltLadder(params);
+  }
+
+  private PartitionSketch(
+      HashSpec spec,
+      Fingerprint.Accumulator fingerprint,
+      DifferenceEstimator estimator,
+      IbltLadder tables) {
+    this.spec = spec;
+    this.fingerprint = fingerprint;
+    this.estimator = estimator;
+    this.tables = tables;
+  }
+
+  public void add(long element) {
+    fingerprint.add(element);
+    estimator.add(element);
+    tables.update(element, spec.cellBase(element), 1);
+  }
+
+  public void remove(long element) {
+    fingerprint.remove(element);
+    estimator.remove(element);
+    tables.update(element, spec.cellBase(element), -1);
+  }
+
+  /** Replaces {@code old} (when {@code hadOld}) by {@code neu}. */
+  public void replace(boolean hadOld, long old, long neu) {
+    if (hadOld) {
+      remove(old);
+    }
+    add(neu);
+  }
+
+  public Fingerprint fingerprint() {
+    return fingerprint.snapshot();
+  }
+
+  /** A copy of the estimator, safe to serialise while writes go on. */
+  public DifferenceEstimator estimatorCopy() {
+    return estimator.copy();
+  }
+
+  /** A new table of {@code shape} folded from the maintained table of its ladder. */
+  public Iblt fold(IbltShape shape) {
+    return tables.fold(shape);
+  }
+
+  /** A deep copy (for a consistency check against a rebuild). */
+  public PartitionSketch copy() {
+    Fingerprint.Accumulator f = new Fingerprint.Accumulator(spec);
+    f.set(fingerprint.snapshot());
+    return new PartitionSketch(spec, f, estimator.copy(), tables.copy());
+  }
+
+  /**
+   * What differs between this state and {@code rebuilt} (estimators compared by their wire form),
+   * one phrase per sketch; empty when they are equal.
+   */
+  public List<String> differencesFrom(PartitionSketch rebuilt) {
+    List<String> diffs = new ArrayList<>();
+    Fingerprint mine = fingerprint.snapshot();
+    Fingerprint theirs = rebuilt.fingerprint.snapshot();
+    if (!mine.equals(theirs)) {
+      diffs.add("fingerprint " + mine + " != rebuilt " + theirs);
+    }
+    if (!estimator.toProto().equals(rebuilt.estimator.toProto())) {
+      diffs.add("estimator wire bytes differ");
+    }
+    if (!tables.sameCells(rebuilt.tables)) {
+      diffs.add("maintained IBLTs " + tables.shapes() + " differ");
+    }
+    return diffs;
+  }
+
+  /** Bytes of memory the maintained tables take (the estimator adds its cells). */
+  public long tableBytes() {
+    return tables.memoryBytes();
+  }
+}

@@ -1,0 +1,44 @@
+package dev.reconcile.core;
+
+import java.util.function.LongSupplier;
+
+/**
+ * How a session streams records after the difference is known.
+ *
+ * @param window most record batches this side has sent and the peer not yet acknowledged
+ * @param batchRecords most records per batch this side sends (and elements it looks up at once)
+ * @param batchBytes a batch is closed once its records reach about this many bytes
+ * @param maxBatchRecords most records a received batch may hold
+ * @param maxClockSkewMillis a received record whose version lies more than this far ahead of the
+ *     local wall clock is refused and counted (it would win every conflict and drag the clocks of
+ *     the cluster along); 0 accepts any version
+ * @param wallMillis the local wall clock, in milliseconds
+ */
+public record RepairConfig(
+    int window,
+    int batchRecords,
+    long batchBytes,
+    int maxBatchRecords,
+    long maxClockSkewMillis,
+    LongSupplier wallMillis) {
+  /** The agent's defaults: 8 batches in flight of up to 1,000 records or 1 MiB, 1 h clock skew. */
+  public static final RepairConfig DEFAULT =
+      new RepairConfig(8, 1000, 1 << 20, 4000, 3_600_000L, System::currentTimeMillis);
+
+  public RepairConfig {
+    if (window < 1 || batchRecords < 1 || batchBytes < 1 || maxBatchRecords < batchRecords) {
+      throw new IllegalArgumentException(
+          "bad repair config: window "
+              + window
+              + ", batch records "
+              + batchRecords
+              + ", batch bytes "
+              + batchBytes
+              + ", max batch records "
+              + maxBatchRecords);
+    }
+    if (maxClockSkewMillis < 0 || wallMillis == null) {
+      throw new IllegalArgumentException("bad repair config: clock skew " + maxClockSkewMillis);
+    }
+  }
+}

@@ -1,0 +1,313 @@
+package dev.reconcile.core;
+
+import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.RecordAck;
+import dev.reconcile.core.wire.RecordBatch;
+import dev.reconcile.core.wire.Refusal.Code;
+import dev.reconcile.core.wire.RepairEnd;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The repair stream, both ways at once: each side sends the records of the elements the peer lacks
+ * as {@link RecordBatch} frames, in ascending partition order, with at most {@link
+ * RepairConfig#window()} batches unacknowledged; the receiver checks each batch whole (checksum,
+ * caps, every record of the batch's partition, no version from the future), applies it atomically
+ * through its {@link RecordStore} and acknowledges it. A side that has sent everything and had it
+ * acknowledged sends {@code RepairEnd}; once both have, the session verifies ({@link Verify}).
+ *
+ * <p>Progress (initiator): a partition is marked repaired once its records went both ways: every
+ * batch this side sent for it was acknowledged and the responder (which streams in ascending order)
+ * has moved past it. An interrupted round resumes with the partitions not marked.
+ */
+final class RepairExchange {
+  private final SessionContext ctx;
+  private final RepairConfig config;
+  private final Runnable bothEnded;
+  private final ArrayDeque<PartitionOutcome> sendQueue = new ArrayDeque<>();
+  private final ArrayDeque<List<ReplicaRecord>> fetched = new ArrayDeque<>();
+  private int sendOffset;
+  private int fetchedPartition = -1;
+  private long nextBatchSeq;
+  private int inflight;
+  private final Map<Long, Integer> batchPartition = new HashMap<>();
+  private final Map<Integer, Integer> unackedByPartition = new HashMap<>();
+  private boolean selfEnded;
+  private boolean peerEnded;
+  private int peerPartitionSeen = -1;
+  private int marked; // partitions [0, marked) of ctx.partitions are marked
+
+  /** {@code bothEnded} runs once both sides have sent {@code RepairEnd}. */
+  RepairExchange(SessionContext ctx, Runnable bothEnded) {
+    this.ctx = ctx;
+    this.config = ctx.config.repair();
+    this.bothEnded = bothEnded;
+  }
+
+  /** Starts streaming the records the peer lacks. */
+  void start() {
+    for (PartitionOutcome o : ctx.outcomes.values()) {
+      if (o.missingRemote().length > 0) {
+        sendQueue.add(o);
+      }
+    }
+    ctx.out.add(
+        new Outbox.Stream() {
+          @Override
+          public Envelope.Builder next() {
+            return nextFrame();
+          }
+
+          @Override
+          public boolean finished() {
+            return selfEnded;
+          }
+        });
+    updateProgress();
+  }
+
+  /** The next batch, the closing RepairEnd, or null while the window is full or acks are due. */
+  private Envelope.Builder nextFrame() {
+    if (selfEnded) {
+      return null;
+    }
+    if (fetched.isEmpty() && !fetchMore()) {
+      if (inflight > 0) {
+        return null; // RepairEnd once every batch is acknowledged
+      }
+      selfEnded = true;
+      Envelope.Builder end =
+          Envelope.newBuilder()
+              .setRepairEnd(
+                  RepairEnd.newBuilder()
+                      .setBatches(nextBatchSeq)
+                      .setRecords(ctx.repair.recordsSent));
+      updateProgress();
+      maybeBothEnded();
+      return end;
+    }
+    if (inflight >= config.window()) {
+      return null;
+    }
+    List<ReplicaRecord> records = fetched.poll();
+    int p = fetchedPartition;
+    long seq = nextBatchSeq++;
+    RecordBatch rb = RecordBatches.batch(p, seq, records);
+    batchPartition.put(seq, p);
+    unackedByPartition.merge(p, 1, Integer::sum);
+    inflight++;
+    ctx.repair.batchesSent++;
+    ctx.repair.recordsSent += records.size();
+    ctx.repair.recordBytesSent += rb.getSerializedSize();
+    return Envelope.newBuilder().setRecordBatch(rb);
+  }
+
+  /** Reads the records of the next elements to send into batches; false when nothing is left. */
+  private boolean fetchMore() {
+    while (fetched.isEmpty()) {
+      PartitionOutcome o = sendQueue.peek();
+      if (o == null) {
+        return false;
+      }
+      long[] all = o.missingRemote();
+      int n = Math.min(config.batchRecords(), all.length - sendOffset);
+      long[] chunk = Arrays.copyOfRange(all, sendOffset, sendOffset + n);
+      sendOffset += n;
+      if (sendOffset == all.length) {
+        sendQueue.poll();
+        sendOffset = 0;
+      }
+      fetchedPartition = o.partition();
+      splitIntoBatches(ctx.records.recordsFor(o.partition(), chunk));
+    }
+    return true;
+  }
+
+  private void splitIntoBatches(List<ReplicaRecord> records) {
+    List<ReplicaRecord> cur = new ArrayList<>();
+    long bytes = 0;
+    for (ReplicaRecord r : records) {
+      long size = r.key().length + r.value().length + 32L;
+      if (!cur.isEmpty() && bytes + size > config.batchBytes()) {
+        fetched.add(cur);
+        cur = new ArrayList<>();
+        bytes = 0;
+      }
+      cur.add(r);
+      bytes += size;
+    }
+    if (!cur.isEmpty()) {
+      fetched.add(cur);
+    }
+  }
+
+  /** A batch from the peer: checked whole, applied atomically, acknowledged. */
+  void onBatch(RecordBatch b) throws ProtocolException, ApplyFailure {
+    List<ReplicaRecord> checked = RecordBatches.read(b, config.maxBatchRecords());
+    checkPartition(b, checked);
+    List<ReplicaRecord> records = notFromTheFuture(checked);
+    ApplyOutcome r;
+    try {
+      r = ctx.records.apply(records);
+    } catch (RuntimeException e) {
+      throw new ApplyFailure(
+          b.getBatchSeq(),
+          "apply of batch "
+              + b.getBatchSeq()
+              + " failed, nothing of it applied: "
+              + e.getMessage());
+    }
+    ctx.repair.batchesReceived++;
+    ctx.repair.recordsReceived += checked.size();
+    ctx.repair.recordBytesReceived += b.getSerializedSize();
+    ctx.repair.applied += r.applied();
+    ctx.repair.stale += r.stale();
+    ctx.repair.duplicate += r.duplicate();
+    ctx.out.addUrgent(
+        Envelope.newBuilder()
+            .setRecordAck(RecordAck.newBuilder().setBatchSeq(b.getBatchSeq()).setApplied(true)));
+    peerPartitionSeen = Math.max(peerPartitionSeen, b.getPartition());
+    updateProgress();
+  }
+
+  /** A received batch could not be applied; the session ends after telling the peer. */
+  static final class ApplyFailure extends Exception {
+    final long batchSeq;
+
+    ApplyFailure(long batchSeq, String message) {
+      super(message);
+      this.batchSeq = batchSeq;
+    }
+  }
+
+  /**
+   * The partition field drives progress marks: it must be one of this round's partitions, and every
+   * record's key must hash to it.
+   */
+  private void checkPartition(RecordBatch b, List<ReplicaRecord> records) throws ProtocolException {
+    int p = b.getPartition();
+    if (Arrays.binarySearch(ctx.partitions, p) < 0) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "batch " + b.getBatchSeq() + " of partition " + p + ", not one of this round's");
+    }
+    HashSpec spec = ctx.params.spec();
+    for (ReplicaRecord r : records) {
+      int q = HashSpec.partition(spec.keyHash(r.key()), ctx.params.partitionsLog2());
+      if (q != p) {
+        throw new ProtocolException(
+            Code.MALFORMED,
+            "batch "
+                + b.getBatchSeq()
+                + " of partition "
+                + p
+                + " holds a record of partition "
+                + q);
+      }
+    }
+  }
+
+  /**
+   * The records whose version's physical time is at most the local wall clock plus the allowed
+   * skew: a peer carries other nodes' writes and is trusted with them, but a version far in the
+   * future would win every conflict and drag this node's clock along, so it is refused and counted.
+   */
+  private List<ReplicaRecord> notFromTheFuture(List<ReplicaRecord> in) {
+    if (config.maxClockSkewMillis() == 0) {
+      return in;
+    }
+    long limit = config.wallMillis().getAsLong() + config.maxClockSkewMillis();
+    List<ReplicaRecord> out = null;
+    for (int i = 0; i < in.size(); i++) {
+      ReplicaRecord r = in.get(i);
+      boolean future = ReplicaRecord.physicalMillis(r.version()) > limit;
+      if (future) {
+        ctx.repair.clockSkewRefused++;
+        if (ctx.repair.clockSkewKeys.size() < RepairStats.SAMPLE_KEYS) {
+          ctx.repair.clockSkewKeys.add(r.key());
+        }
+        if (out == null) {
+          out = new ArrayList<>(in.subList(0, i));
+        }
+      } else if (out != null) {
+        out.add(r);
+      }
+    }
+    return out == null ? in : out;
+  }
+
+  /** The peer applied (or could not apply) one of this side's batches. */
+  void onAck(RecordAck a) throws ProtocolException, PeerApplyFailure {
+    Integer p = batchPartition.remove(a.getBatchSeq());
+    if (p == null) {
+      throw new ProtocolException(
+          Code.MALFORMED, "acknowledgement of unknown batch " + a.getBatchSeq());
+    }
+    inflight--;
+    unackedByPartition.merge(p, -1, Integer::sum);
+    if (!a.getApplied()) {
+      throw new PeerApplyFailure(
+          "peer could not apply batch " + a.getBatchSeq() + ": " + Wire.peerText(a.getError()));
+    }
+    updateProgress();
+  }
+
+  /** The peer reports that it could not apply a batch: the session ends, blamed on the peer. */
+  static final class PeerApplyFailure extends Exception {
+    PeerApplyFailure(String message) {
+      super(message);
+    }
+  }
+
+  /** The peer has sent all it had. */
+  void onRepairEnd(RepairEnd e) throws ProtocolException {
+    if (peerEnded) {
+      throw new ProtocolException(Code.MALFORMED, "second RepairEnd");
+    }
+    if (e.getBatches() != ctx.repair.batchesReceived) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "RepairEnd after "
+              + e.getBatches()
+              + " batches, "
+              + ctx.repair.batchesReceived
+              + " were received");
+    }
+    peerEnded = true;
+    updateProgress();
+    maybeBothEnded();
+  }
+
+  private void maybeBothEnded() {
+    if (selfEnded && peerEnded) {
+      bothEnded.run();
+    }
+  }
+
+  private void updateProgress() {
+    if (!ctx.initiator()) {
+      return;
+    }
+    int sendingNow = Integer.MAX_VALUE;
+    if (!fetched.isEmpty()) {
+      sendingNow = fetchedPartition;
+    } else if (!sendQueue.isEmpty()) {
+      sendingNow = sendQueue.peek().partition();
+    }
+    int[] ps = ctx.partitions;
+    while (marked < ps.length) {
+      int p = ps[marked];
+      boolean sentAll = p < sendingNow && unackedByPartition.getOrDefault(p, 0) == 0;
+      boolean receivedAll = peerEnded || p < peerPartitionSeen;
+      if (!(sentAll && receivedAll)) {
+        break;
+      }
+      ctx.progress.partitionRepaired(p);
+      marked++;
+    }
+  }
+}
