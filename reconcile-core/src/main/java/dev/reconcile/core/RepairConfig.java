@@ -21,9 +21,12 @@ public record RepairConfig(
     int maxBatchRecords,
     long maxClockSkewMillis,
     LongSupplier wallMillis) {
-  /** The agent's defaults: 8 batches in flight of up to 1,000 records or 1 MiB, 1 h clock skew. */
+  /**
+   * The agent's defaults: 8 batches in flight of up to 1,000 records or 1 MiB; batches of up to
+   * 100,000 records accepted (the most an agent may be configured to send); 1 h clock skew.
+   */
   public static final RepairConfig DEFAULT =
-      new RepairConfig(8, 1000, 1 << 20, 4000, 3_600_000L, System::currentTimeMillis);
+      new RepairConfig(8, 1000, 1 << 20, 100_000, 3_600_000L, System::currentTimeMillis);
 
   public RepairConfig {
     if (window < 1 || batchRecords < 1 || batchBytes < 1 || maxBatchRecords < batchRecords) {

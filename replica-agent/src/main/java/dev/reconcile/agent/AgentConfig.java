@@ -62,6 +62,12 @@ public record AgentConfig(
     }
   }
 
+  /**
+   * Most records per batch an agent may be configured to send, and so the most it accepts in one
+   * batch from a peer (frames are capped in bytes by max-frame-bytes as well).
+   */
+  public static final int MAX_BATCH_RECORDS = 100_000;
+
   /** Settings and their defaults, in documentation order. */
   public static final Map<String, String> DEFAULTS = defaults();
 
@@ -224,7 +230,7 @@ public record AgentConfig(
             r.duration("tombstone-grace"),
             r.duration("purge-interval"),
             r.size("rate-limit"),
-            r.integer("batch-records", 1, 100_000),
+            r.integer("batch-records", 1, MAX_BATCH_RECORDS),
             r.size("batch-bytes"),
             r.integer("repair-window", 1, 1024),
             (int) Math.min(Integer.MAX_VALUE, r.size("max-frame-bytes")),

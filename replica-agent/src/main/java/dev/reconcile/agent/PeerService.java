@@ -240,7 +240,7 @@ final class PeerService {
             config.repairWindow(),
             config.batchRecords(),
             config.batchBytes(),
-            Math.max(1, config.batchRecords() * 4),
+            AgentConfig.MAX_BATCH_RECORDS, // what any agent may send, whatever this one sends
             config.security().maxClockSkew().toMillis(),
             rt.store().clock()::wallMillis);
     return new SessionConfig(

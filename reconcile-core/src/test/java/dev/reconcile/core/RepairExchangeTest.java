@@ -1,0 +1,342 @@
+package dev.reconcile.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.RecordBatch;
+import dev.reconcile.core.wire.Refusal.Code;
+import dev.reconcile.core.wire.RepairEnd;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Whole rounds between two in-memory replicas: repair stream, checks, progress and verify. */
+class RepairExchangeTest {
+  private static final long NOW = 1_750_000_000_000L;
+  private static final EstimatorFactory ESTIMATORS = ExactEstimator.factory(1.0);
+  private static final SketchParams PARAMS = TestSets.params(11, 2, 10, ESTIMATORS.params());
+
+  private static byte[] b(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static long v(long millis) {
+    return ReplicaRecord.version(millis, 0);
+  }
+
+  private static SessionConfig config(RepairConfig repair) {
+    return SessionConfig.of("c", "left", 7).withRepair(repair);
+  }
+
+  private static RepairConfig repairConfig(int window, int batchRecords) {
+    return new RepairConfig(window, batchRecords, 1 << 20, batchRecords * 4, 3_600_000L, () -> NOW);
+  }
+
+  /** Two replicas sharing {@code common} records, each with its own, and conflicting versions. */
+  private static MemoryReplica[] divergent(long seed, int common, int onlyLeft, int onlyRight) {
+    MemoryReplica l = new MemoryReplica(PARAMS, ESTIMATORS);
+    MemoryReplica r = new MemoryReplica(PARAMS, ESTIMATORS);
+    SplittableRandom rnd = new SplittableRandom(seed);
+    for (int i = 0; i < common; i++) {
+      ReplicaRecord x = ReplicaRecord.of(b("c" + i), b("v" + rnd.nextInt()), v(NOW - 1000), 1);
+      l.write(x);
+      r.write(x);
+    }
+    for (int i = 0; i < onlyLeft; i++) {
+      l.write(ReplicaRecord.of(b("l" + i), b("left" + i), v(NOW - 500), 1));
+    }
+    for (int i = 0; i < onlyRight; i++) {
+      r.write(ReplicaRecord.of(b("r" + i), b("right" + i), v(NOW - 500), 2));
+    }
+    // Conflicts: the newer write wins on both sides, whichever side holds it.
+    for (int i = 0; i < 20; i++) {
+      boolean leftNewer = i % 2 == 0;
+      l.write(ReplicaRecord.of(b("c" + i), b("L" + i), v(NOW - (leftNewer ? 10 : 20)), 1));
+      r.write(ReplicaRecord.of(b("c" + i), b("R" + i), v(NOW - (leftNewer ? 20 : 10)), 2));
+    }
+    return new MemoryReplica[] {l, r};
+  }
+
+  private static List<ReplicaRecord> contents(MemoryReplica m) {
+    List<ReplicaRecord> out = new ArrayList<>();
+    m.forEach(out::add);
+    out.sort((x, y) -> java.util.Arrays.compare(x.key(), y.key()));
+    return out;
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3})
+  void aRoundRepairsBothWaysAndTheNewerWriteWins(long seed) {
+    MemoryReplica[] m = divergent(seed, 3000, 700, 450);
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(4, 64)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repairConfig(4, 64)),
+            m[1].sketches(),
+            m[1]);
+    LocalRound.run(i, r);
+    assertThat(i.succeeded()).isTrue();
+    assertThat(r.succeeded()).isTrue();
+    assertThat(contents(m[0])).as("seed %d", seed).isEqualTo(contents(m[1]));
+    for (int k = 0; k < 20; k++) {
+      String want = (k % 2 == 0 ? "L" : "R") + k;
+      assertThat(new String(m[0].get(b("c" + k)).orElseThrow().value(), StandardCharsets.UTF_8))
+          .isEqualTo(want);
+    }
+    RepairStats rs = i.repairStats();
+    assertThat(i.stats().unverified()).as(i.outcomes().toString()).isZero();
+    assertThat(OutcomeSummary.of(i.outcomes()).missingRemote()).isEqualTo(700 + 20);
+    // Each side sends its version of the 20 conflicting keys unless the peer's newer one replaced
+    // it first (both directions stream at once); whatever the interleaving, the winners apply.
+    assertThat(rs.recordsSent()).isBetween(700L, 720L);
+    assertThat(rs.applied()).isEqualTo(450 + 10);
+    assertThat(rs.recordsReceived()).isEqualTo(rs.applied() + rs.stale() + rs.duplicate());
+    assertThat(r.repairStats().applied()).isEqualTo(700 + 10);
+    assertThat(rs.verified()).isTrue();
+    assertThat(rs.stillDiffering()).isEmpty();
+    assertThat(i.stats().recordBytes()).isPositive();
+    assertThat(i.stats().protocolBytes()).isLessThan(i.stats().bytesTotal());
+  }
+
+  @Test
+  void neverMoreBatchesInFlightThanTheWindow() {
+    MemoryReplica[] m = divergent(4, 100, 2000, 0);
+    int window = 3;
+    AtomicInteger inflight = new AtomicInteger();
+    AtomicInteger most = new AtomicInteger();
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(window, 10)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repairConfig(window, 10)),
+            m[1].sketches(),
+            m[1]);
+    LocalRound.run(
+        i,
+        r,
+        e -> {
+          if (e.hasRecordBatch()) {
+            most.accumulateAndGet(inflight.incrementAndGet(), Math::max);
+          }
+          return e;
+        },
+        e -> {
+          if (e.hasRecordAck()) {
+            inflight.decrementAndGet();
+          }
+          return e;
+        });
+    assertThat(i.succeeded()).isTrue();
+    // 2,020 records in batches of at most 10, per partition.
+    assertThat(i.repairStats().batchesSent()).isBetween(202L, 206L);
+    assertThat(most.get()).isEqualTo(window);
+  }
+
+  @Test
+  void aRecordFromTheFutureIsRefusedCountedAndTheRoundSaysSo() {
+    MemoryReplica[] m = divergent(5, 200, 0, 3);
+    byte[] key = b("from-the-future");
+    m[1].write(ReplicaRecord.of(key, b("x"), v(NOW + 7_200_000L), 2)); // 2 h ahead, skew 1 h
+    ReconcileSession i = LocalRound.repair(config(repairConfig(8, 100)), m[0], m[1]);
+    assertThat(m[0].get(key)).isEmpty();
+    assertThat(i.repairStats().clockSkewRefused()).isEqualTo(1);
+    assertThat(i.repairStats().clockSkewKeys()).singleElement().isEqualTo(key);
+    int p = HashSpec.partition(PARAMS.spec().keyHash(key), PARAMS.partitionsLog2());
+    assertThat(i.repairStats().stillDiffering()).containsExactly(p);
+    assertThat(m[0].size()).isEqualTo(m[1].size() - 1);
+  }
+
+  @Test
+  void aBatchWhoseRecordsBelongToAnotherPartitionIsRefused() {
+    MemoryReplica[] m = divergent(6, 50, 40, 0);
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(8, 100)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), m[1]);
+    UnaryOperator<Envelope> relabel =
+        e -> {
+          if (!e.hasRecordBatch()) {
+            return e;
+          }
+          RecordBatch rb = e.getRecordBatch();
+          return e.toBuilder()
+              .setRecordBatch(rb.toBuilder().setPartition((rb.getPartition() + 1) % 4))
+              .build();
+        };
+    LocalRound.run(i, r, relabel, UnaryOperator.identity());
+    assertThat(r.failure()).hasValueSatisfying(f -> assertThat(f.code()).isEqualTo(Code.MALFORMED));
+    assertThat(r.failure().orElseThrow().message()).contains("holds a record of partition");
+    assertThat(i.failure()).hasValueSatisfying(f -> assertThat(f.byPeer()).isTrue());
+  }
+
+  @Test
+  void aBatchCorruptedInTransitIsRefusedWhole() {
+    MemoryReplica[] m = divergent(7, 50, 40, 0);
+    int before = m[1].size();
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(8, 100)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), m[1]);
+    UnaryOperator<Envelope> flip =
+        e -> {
+          if (!e.hasRecordBatch()) {
+            return e;
+          }
+          RecordBatch rb = e.getRecordBatch();
+          ByteString v = rb.getRecords(0).getValue();
+          byte[] bytes = v.toByteArray();
+          bytes[0] ^= 1;
+          return e.toBuilder()
+              .setRecordBatch(
+                  rb.toBuilder()
+                      .setRecords(
+                          0, rb.getRecords(0).toBuilder().setValue(ByteString.copyFrom(bytes))))
+              .build();
+        };
+    LocalRound.run(i, r, flip, UnaryOperator.identity());
+    assertThat(r.failure().orElseThrow().message()).contains("checksum mismatch");
+    assertThat(m[1].size()).isEqualTo(before);
+  }
+
+  @Test
+  void aStoreThatCannotApplyEndsTheRoundOnBothSidesAndSaysWhich() {
+    MemoryReplica[] m = divergent(8, 50, 30, 0);
+    RecordStore broken =
+        new RecordStore() {
+          @Override
+          public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+            return m[1].recordsFor(partition, elements);
+          }
+
+          @Override
+          public ApplyOutcome apply(List<ReplicaRecord> records) {
+            throw new IllegalStateException("disk full");
+          }
+        };
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(8, 100)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), broken);
+    LocalRound.run(i, r);
+    assertThat(r.failure().orElseThrow().message())
+        .contains("failed, nothing of it applied: disk full");
+    assertThat(i.failure().orElseThrow().message()).contains("could not apply batch");
+    assertThat(i.failure().orElseThrow().byPeer()).isTrue();
+  }
+
+  @Test
+  void progressMarksEveryPartitionAndClearsAtTheEnd() {
+    MemoryReplica[] m = divergent(9, 400, 300, 300);
+    List<Integer> marked = new ArrayList<>();
+    AtomicInteger completed = new AtomicInteger();
+    RoundProgress progress =
+        new RoundProgress() {
+          @Override
+          public void partitionRepaired(int partition) {
+            marked.add(partition);
+          }
+
+          @Override
+          public void roundComplete() {
+            completed.incrementAndGet();
+          }
+        };
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(2, 16)), m[0].sketches(), m[0], progress);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repairConfig(2, 16)),
+            m[1].sketches(),
+            m[1]);
+    LocalRound.run(i, r);
+    assertThat(i.failure()).isEmpty();
+    assertThat(r.failure()).isEmpty();
+    assertThat(i.succeeded()).isTrue();
+    assertThat(marked).containsExactly(0, 1, 2, 3);
+    assertThat(completed.get()).isEqualTo(1);
+  }
+
+  @Test
+  void aWriteDuringTheRoundIsReportedNotHidden() {
+    MemoryReplica[] m = divergent(10, 300, 20, 20);
+    byte[] late = b("written-during-the-round");
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(8, 100)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), m[1]);
+    LocalRound.run(
+        i,
+        r,
+        UnaryOperator.identity(),
+        e -> {
+          if (e.hasRepairEnd()) {
+            m[1].write(ReplicaRecord.of(late, b("late"), v(NOW), 2));
+          }
+          return e;
+        });
+    assertThat(i.succeeded()).isTrue();
+    int p = HashSpec.partition(PARAMS.spec().keyHash(late), PARAMS.partitionsLog2());
+    assertThat(i.repairStats().stillDiffering()).containsExactly(p);
+    assertThat(r.repairStats().stillDiffering()).containsExactly(p);
+  }
+
+  @Test
+  void aDryRunMovesNothing() {
+    MemoryReplica[] m = divergent(11, 300, 30, 40);
+    int l = m[0].size();
+    int rr = m[1].size();
+    ReconcileSession i =
+        ReconcileSession.initiator(
+            config(repairConfig(8, 100)).withDryRun(true), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), m[1]);
+    LocalRound.run(i, r);
+    assertThat(i.succeeded()).isTrue();
+    assertThat(r.succeeded()).isTrue();
+    assertThat(OutcomeSummary.of(i.outcomes()).difference()).isEqualTo(30 + 40 + 2 * 20);
+    assertThat(m[0].size()).isEqualTo(l);
+    assertThat(m[1].size()).isEqualTo(rr);
+    assertThat(i.stats().recordBytes()).isZero();
+  }
+
+  @Test
+  void aResponderWithoutRecordsRefusesARepair() {
+    MemoryReplica[] m = divergent(12, 30, 3, 3);
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(8, 100)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches());
+    LocalRound.run(i, r);
+    assertThat(i.failure().orElseThrow().code()).isEqualTo(Code.PARAMS);
+    assertThat(i.failure().orElseThrow().message()).contains("only compares");
+  }
+
+  @Test
+  void aRepairEndThatMiscountsIsRefused() {
+    MemoryReplica[] m = divergent(13, 100, 50, 0);
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(8, 10)), m[0].sketches(), m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), m[1]);
+    LocalRound.run(
+        i,
+        r,
+        e ->
+            e.hasRepairEnd()
+                ? e.toBuilder()
+                    .setRepairEnd(
+                        RepairEnd.newBuilder().setBatches(e.getRepairEnd().getBatches() + 1))
+                    .build()
+                : e,
+        UnaryOperator.identity());
+    assertThat(r.failure().orElseThrow().message()).contains("RepairEnd after");
+  }
+}
