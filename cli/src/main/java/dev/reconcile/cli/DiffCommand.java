@@ -1,7 +1,7 @@
 package dev.reconcile.cli;
 
 import dev.reconcile.core.EstimatorFactory;
-import dev.reconcile.core.PartitionOutcome;
+import dev.reconcile.core.OutcomeSummary;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.SessionStats;
 import dev.reconcile.core.SketchParams;
@@ -123,24 +123,7 @@ final class DiffCommand implements Callable<Integer> {
 
   private static void summary(
       PrintWriter err, Side l, Side r, LocalReconciliation rec, long[] c, long[] t) {
-    long actual = 0;
-    long estimated = 0;
-    int withEstimate = 0;
-    int fast = 0;
-    int iblt = 0;
-    int fallback = 0;
-    for (PartitionOutcome o : rec.outcomes()) {
-      actual += o.difference();
-      if (o.estimate() >= 0 && o.path() != PartitionOutcome.Path.FAST) {
-        estimated += o.estimate();
-        withEstimate++;
-      }
-      switch (o.path()) {
-        case FAST -> fast++;
-        case IBLT -> iblt++;
-        case FALLBACK -> fallback++;
-      }
-    }
+    OutcomeSummary o = OutcomeSummary.of(rec.outcomes());
     SessionStats s = rec.stats();
     long cells = s.ibltCells();
     err.println("reconcile: " + l.describe());
@@ -150,7 +133,11 @@ final class DiffCommand implements Callable<Integer> {
     err.printf(
         "reconcile: elements: d = %d actual, %s estimated; partitions: %d equal (fast path), %d IBLT,"
             + " %d fallback%n",
-        actual, withEstimate == 0 ? "none" : Long.toString(estimated), fast, iblt, fallback);
+        o.difference(),
+        o.estimated() == 0 ? "none" : Long.toString(o.estimate()),
+        o.fastPath(),
+        o.iblt(),
+        o.fallback());
     err.printf(
         "reconcile: IBLT: %d cells in the decoding tables, %d doublings, %d failed decodes,"
             + " %d digest-list fallbacks%n",

@@ -1,12 +1,12 @@
 package dev.reconcile.cli;
 
+import dev.reconcile.core.LocalRound;
 import dev.reconcile.core.PartitionOutcome;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionConfig;
 import dev.reconcile.core.SessionLimits;
 import dev.reconcile.core.SessionStats;
-import dev.reconcile.core.wire.Envelope;
 import java.util.Arrays;
 import java.util.List;
 
@@ -21,8 +21,6 @@ final class LocalReconciliation {
   /** No cap on the result size: a local diff may legitimately list every record. */
   private static final SessionLimits LIMITS = new SessionLimits(Integer.MAX_VALUE - 8, 1 << 16);
 
-  private static final int MAX_ROUNDS = 10_000_000;
-
   private final ReconcileSession initiator;
 
   private LocalReconciliation(ReconcileSession initiator) {
@@ -30,39 +28,8 @@ final class LocalReconciliation {
   }
 
   static LocalReconciliation run(PartitionSketches left, PartitionSketches right) {
-    SessionConfig ic = new SessionConfig(CLUSTER, "left", 1, null, LIMITS);
-    SessionConfig rc = new SessionConfig(CLUSTER, "right", 1, null, LIMITS);
-    ReconcileSession i = ReconcileSession.initiator(ic, left);
-    ReconcileSession r = ReconcileSession.responder(rc, right);
-    i.start();
-    for (int round = 0; ; round++) {
-      if (round > MAX_ROUNDS) {
-        throw new IllegalStateException(
-            "reconciliation did not finish in " + MAX_ROUNDS + " exchanges");
-      }
-      boolean moved = false;
-      Envelope e;
-      while ((e = i.poll()) != null) {
-        moved = true;
-        r.receive(e);
-      }
-      while ((e = r.poll()) != null) {
-        moved = true;
-        i.receive(e);
-      }
-      if (!moved) {
-        break;
-      }
-    }
-    if (!i.succeeded() || !r.succeeded()) {
-      String why =
-          i.failure()
-              .map(Object::toString)
-              .or(() -> r.failure().map(Object::toString))
-              .orElse("did not finish");
-      throw new IllegalStateException("reconciliation failed: " + why);
-    }
-    return new LocalReconciliation(i);
+    return new LocalReconciliation(
+        LocalRound.compare(new SessionConfig(CLUSTER, "left", 1, null, LIMITS), left, right));
   }
 
   List<PartitionOutcome> outcomes() {

@@ -135,23 +135,7 @@ final class RemoteSketches implements PartitionSketches {
 
   @Override
   public ElementCursor sortedElements(int partition) {
-    long[] a = elements(partition);
-    return new ElementCursor() {
-      private int i = -1;
-
-      @Override
-      public boolean next() {
-        return ++i < a.length;
-      }
-
-      @Override
-      public long element() {
-        return a[i] ^ Long.MIN_VALUE;
-      }
-
-      @Override
-      public void close() {}
-    };
+    return ElementCursor.ofFlipped(elements(partition));
   }
 
   private long[] elements(int partition) {

@@ -99,23 +99,7 @@ public final class MemorySketches implements PartitionSketches {
 
   @Override
   public ElementCursor sortedElements(int partition) {
-    long[] a = flipped[partition];
-    return new ElementCursor() {
-      private int i = -1;
-
-      @Override
-      public boolean next() {
-        return ++i < a.length;
-      }
-
-      @Override
-      public long element() {
-        return a[i] ^ Long.MIN_VALUE;
-      }
-
-      @Override
-      public void close() {}
-    };
+    return ElementCursor.ofFlipped(flipped[partition]);
   }
 
   public int size(int partition) {

@@ -2,6 +2,7 @@ package dev.reconcile.cli.bench;
 
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.LocalRound;
 import dev.reconcile.core.MemorySketches;
 import dev.reconcile.core.PartitionOutcome;
 import dev.reconcile.core.ReconcileSession;
@@ -9,7 +10,6 @@ import dev.reconcile.core.SessionConfig;
 import dev.reconcile.core.SessionLimits;
 import dev.reconcile.core.SessionStats;
 import dev.reconcile.core.SketchParams;
-import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.estimator.StrataEstimatorFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -333,7 +333,7 @@ public final class ProtocolBench {
         ReconcileSession.initiator(new SessionConfig("bench", "left", 1, null, LIMITS), left);
     ReconcileSession r =
         ReconcileSession.responder(new SessionConfig("bench", "right", 1, null, LIMITS), right);
-    pump(i, r);
+    LocalRound.run(i, r);
     Trial t = new Trial();
     t.sessionMillis = (System.nanoTime() - t0) / 1e6;
     if (!i.succeeded() || !r.succeeded()) {
@@ -378,26 +378,6 @@ public final class ProtocolBench {
       t.found = -1; // counted as a wrong result
     }
     return t;
-  }
-
-  private static void pump(ReconcileSession i, ReconcileSession r) {
-    i.start();
-    for (int round = 0; round < 10_000_000; round++) {
-      boolean moved = false;
-      Envelope e;
-      while ((e = i.poll()) != null) {
-        moved = true;
-        r.receive(e);
-      }
-      while ((e = r.poll()) != null) {
-        moved = true;
-        i.receive(e);
-      }
-      if (!moved) {
-        return;
-      }
-    }
-    throw new IllegalStateException("benchmark session did not finish");
   }
 
   /**
