@@ -109,10 +109,10 @@ public class StoreBenchmark {
     @Param({"SKETCHES", "NO_SKETCHES", "RAW"})
     public String mode;
 
-    @Param({"6"})
+    @Param({"4"})
     public int partitionsLog2;
 
-    @Param({"14"})
+    @Param({"15"})
     public int maxLog2;
 
     Path dir;
@@ -178,14 +178,14 @@ public class StoreBenchmark {
    * The in-memory part of a local overwrite alone, with the maintained tables as two core {@code
    * Iblt}s (three parallel arrays each): remove the old element and add the new one in fingerprint,
    * estimator and both tables of a random partition. This is the layout the store used before
-   * {@code MaintainedTables} (interleaved cells, shared hashes); kept to show why it changed.
+   * {@code IbltLadder} (interleaved cells, shared hashes); kept to show why it changed.
    */
   @State(Scope.Benchmark)
   public static class SketchOnly {
-    @Param({"6"})
+    @Param({"4"})
     public int partitionsLog2;
 
-    @Param({"14"})
+    @Param({"15"})
     public int maxLog2;
 
     Fingerprint.Accumulator[] fps;
@@ -238,10 +238,10 @@ public class StoreBenchmark {
   /** Repair batches of 1000 new 100-byte records. */
   @State(Scope.Benchmark)
   public static class Applies {
-    @Param({"6"})
+    @Param({"4"})
     public int partitionsLog2;
 
-    @Param({"14"})
+    @Param({"15"})
     public int maxLog2;
 
     Path dir;
@@ -291,10 +291,10 @@ public class StoreBenchmark {
     @Param({"1000000"})
     public int records;
 
-    @Param({"6"})
+    @Param({"4"})
     public int partitionsLog2;
 
-    @Param({"14"})
+    @Param({"15"})
     public int maxLog2;
 
     @Param({"1", "2"})

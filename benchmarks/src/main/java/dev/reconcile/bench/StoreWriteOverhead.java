@@ -12,8 +12,11 @@ import java.util.SplittableRandom;
  * machine load hit both alike; the median of the per-round ratios is reported.
  *
  * <pre>
- *   java -cp benchmarks/target/benchmarks.jar dev.reconcile.bench.StoreWriteOverhead [rounds] [putsPerRound]
+ *   java -cp benchmarks/target/benchmarks.jar dev.reconcile.bench.StoreWriteOverhead \
+ *       [rounds] [putsPerRound] [partitionsLog2] [ibltMaxLog2]
  * </pre>
+ *
+ * The defaults are the agent's: 16 partitions, {@code iblt-max-log2} 15.
  */
 public final class StoreWriteOverhead {
   private StoreWriteOverhead() {}
@@ -25,7 +28,9 @@ public final class StoreWriteOverhead {
     Path b = Files.createTempDirectory("store-ab-off");
     byte[] value = new byte[StoreBenchmark.VALUE_BYTES];
     new SplittableRandom(4).nextBytes(value);
-    var params = StoreBenchmark.params(6, 14);
+    int partitionsLog2 = args.length > 2 ? Integer.parseInt(args[2]) : 4;
+    int maxLog2 = args.length > 3 ? Integer.parseInt(args[3]) : 15;
+    var params = StoreBenchmark.params(partitionsLog2, maxLog2);
     try (ReplicaStore on = ReplicaStore.open(StoreBenchmark.options(a, params).build());
         ReplicaStore off =
             ReplicaStore.open(StoreBenchmark.options(b, params).maintainSketches(false).build())) {
@@ -51,8 +56,10 @@ public final class StoreWriteOverhead {
       Arrays.sort(onRates);
       Arrays.sort(offRates);
       System.out.printf(
-          "rounds=%d puts/round=%d  median puts/s: sketches %.0f, no sketches %.0f;"
+          "partitions=%d iblt-max-log2=%d rounds=%d puts/round=%d  median puts/s: sketches %.0f, no sketches %.0f;"
               + " median time ratio on/off = %.3f (overhead %.1f %%), quartiles %.3f .. %.3f%n",
+          1 << partitionsLog2,
+          maxLog2,
           rounds,
           perRound,
           onRates[rounds / 2],

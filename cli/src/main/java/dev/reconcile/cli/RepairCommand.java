@@ -248,7 +248,7 @@ final class RepairCommand implements Callable<Integer> {
         switch (o.path()) {
           case FAST -> equal++;
           case IBLT -> iblt++;
-          case FALLBACK -> lists++;
+          case FALLBACK, RATELESS, BULK -> lists++;
         }
       }
       out.printf(

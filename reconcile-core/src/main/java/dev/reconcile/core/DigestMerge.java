@@ -137,7 +137,7 @@ final class DigestMerge {
     long[] remote =
         Wire.unpackLongs(c.getElements(), ctx.config.limits().chunkElements(), "DigestChunk");
     Merge m = merges.computeIfAbsent(part.partition, p -> new Merge(ctx.local.sortedElements(p)));
-    int cap = ctx.config.limits().maxMissingPerPartition();
+    int cap = ctx.listCap();
     ElementCursor cur = m.cursor;
     for (long r : remote) {
       if (m.sawRemote && Long.compareUnsigned(r, m.lastRemote) < 0) {
@@ -146,6 +146,9 @@ final class DigestMerge {
       }
       m.sawRemote = true;
       m.lastRemote = r;
+      if (part.partial) {
+        continue; // the lists are full: the rest waits for the next round
+      }
       while (m.cursorValid && Long.compareUnsigned(cur.element(), r) < 0) {
         part.missingRemote.add(cur.element()); // only here: the initiator lacks it
         m.cursorValid = cur.next();
@@ -155,18 +158,19 @@ final class DigestMerge {
       } else {
         part.missingLocal.add(r);
       }
-      if (part.missingLocal.size() + part.missingRemote.size() > cap) {
-        throw new ProtocolException(
-            Code.LIMIT,
-            "partition " + part.partition + " differs by more than " + cap + " elements");
+      if (part.missingLocal.size() + part.missingRemote.size() >= cap) {
+        part.partial = true; // cut at max-listed-elements; a later round lists the rest
       }
     }
     if (!c.getLast()) {
       return;
     }
-    while (m.cursorValid) {
+    while (m.cursorValid && !part.partial) {
       part.missingRemote.add(cur.element());
       m.cursorValid = cur.next();
+      if (part.missingLocal.size() + part.missingRemote.size() >= cap) {
+        part.partial = true;
+      }
     }
     close(part.partition);
     ctx.settle(part, PartitionOutcome.Path.FALLBACK);

@@ -1,14 +1,16 @@
 package dev.reconcile.core;
 
-import dev.reconcile.core.wire.Envelope;
-import dev.reconcile.core.wire.FingerprintSet;
+import dev.reconcile.core.wire.HelloAck;
+import dev.reconcile.core.wire.PartitionDigest;
 import dev.reconcile.core.wire.Refusal.Code;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Partition fingerprints, both ways: equal partitions settle on the fast path at O(1) cost; each
- * unequal one becomes a {@link Part}. The same message closes a repair ({@link Verify}).
+ * Partition fingerprints, compact: the initiator's Hello carries an 8-byte digest and the element
+ * count of every partition the session covers; the responder answers with the partitions whose
+ * digests differ and its counts of those. Equal partitions settle on the fast path at O(1) cost;
+ * each unequal one becomes a {@link Part}. The same digests close a repair ({@link Verify}).
  */
 final class FingerprintExchange {
   private final SessionContext ctx;
@@ -26,64 +28,81 @@ final class FingerprintExchange {
     return fps;
   }
 
-  Envelope.Builder frame(Fingerprint[] fps) {
-    FingerprintSet.Builder b = FingerprintSet.newBuilder();
-    for (int p : ctx.partitions) {
-      b.addPartitions(p);
-    }
-    return Envelope.newBuilder().setFingerprints(b.setPacked(Wire.packFingerprints(fps)));
+  /** This side's compact fingerprints, for the Hello. */
+  PartitionDigest digest() {
+    return Wire.packDigest(ctx.params.spec(), own());
   }
 
-  /** The peer's fingerprints, checked to cover exactly the session's partitions in order. */
-  Fingerprint[] read(FingerprintSet f, String what) throws ProtocolException {
-    int[] partitions = ctx.partitions;
-    if (f.getPartitionsCount() != partitions.length) {
-      throw new ProtocolException(
-          Code.MALFORMED,
-          what
-              + " of "
-              + f.getPartitionsCount()
-              + " partitions, session covers "
-              + partitions.length);
+  /** The per-partition digests of {@code fps}. */
+  long[] hashes(Fingerprint[] fps) {
+    long[] d = new long[fps.length];
+    for (int i = 0; i < fps.length; i++) {
+      d[i] = ctx.params.spec().fingerprintDigest(fps[i]);
     }
-    for (int i = 0; i < partitions.length; i++) {
-      if (f.getPartitions(i) != partitions[i]) {
-        throw new ProtocolException(
-            Code.MALFORMED,
-            what
-                + " "
-                + i
-                + " is of partition "
-                + f.getPartitions(i)
-                + ", expected "
-                + partitions[i]);
-      }
-    }
-    return Wire.unpackFingerprints(f.getPacked(), partitions.length);
+    return d;
   }
 
   /**
-   * Compares the peer's fingerprints with this side's: equal partitions settle on the fast path,
-   * the others are returned as new parts (also registered in the context).
+   * Responder: compares the initiator's digest with this side's fingerprints. Equal partitions
+   * settle on the fast path; the others are returned as new parts (also registered).
    */
-  List<Part> compare(Fingerprint[] remote) {
+  List<Part> compare(PartitionDigest remote) throws ProtocolException {
+    int n = ctx.partitions.length;
+    long[] counts = Wire.digestCounts(remote, n);
+    long[] hashes = Wire.digestHashes(remote, n);
+    Fingerprint[] mine = own();
+    long[] myHashes = hashes(mine);
     List<Part> unequal = new ArrayList<>();
-    for (int i = 0; i < ctx.partitions.length; i++) {
+    for (int i = 0; i < n; i++) {
       int p = ctx.partitions[i];
-      Fingerprint mine = ctx.local.fingerprint(p);
-      if (mine.equals(remote[i])) {
-        ctx.stats.fastPath++;
-        ctx.stats.roundTrips = Math.max(ctx.stats.roundTrips, 2);
-        ctx.outcomes.put(
-            p,
-            new PartitionOutcome(
-                p, PartitionOutcome.Path.FAST, new long[0], new long[0], 0, 0, null));
-        continue;
+      if (myHashes[i] == hashes[i] && mine[i].count() == counts[i]) {
+        fastPath(p);
+      } else {
+        Part part = new Part(p, mine[i].count(), counts[i]);
+        ctx.parts.put(p, part);
+        unequal.add(part);
       }
-      Part part = new Part(p, mine.count(), remote[i].count());
-      ctx.parts.put(p, part);
-      unequal.add(part);
     }
     return unequal;
+  }
+
+  /** Initiator: the responder's list of unequal partitions and its counts of them. */
+  List<Part> unequal(HelloAck a) throws ProtocolException {
+    int n = a.getUnequalCount();
+    if (n > ctx.partitions.length) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "HelloAck lists "
+              + n
+              + " unequal partitions, the session covers "
+              + ctx.partitions.length);
+    }
+    long[] counts = Wire.unpackVarints(a.getUnequalCounts(), n, "HelloAck counts");
+    List<Part> unequal = new ArrayList<>(n);
+    int j = 0;
+    for (int p : ctx.partitions) {
+      if (j < n && a.getUnequal(j) == p) {
+        Part part = new Part(p, ctx.local.fingerprint(p).count(), counts[j]);
+        ctx.parts.put(p, part);
+        unequal.add(part);
+        j++;
+      } else {
+        fastPath(p);
+      }
+    }
+    if (j != n) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "HelloAck lists partition "
+              + a.getUnequal(j)
+              + ", not one of the session's or not ascending");
+    }
+    return unequal;
+  }
+
+  private void fastPath(int p) {
+    ctx.stats.fastPath++;
+    ctx.stats.roundTrips = Math.max(ctx.stats.roundTrips, 1);
+    ctx.outcomes.put(p, PartitionOutcome.fast(p));
   }
 }

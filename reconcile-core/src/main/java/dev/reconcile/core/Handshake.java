@@ -4,14 +4,18 @@ import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.Hello;
 import dev.reconcile.core.wire.HelloAck;
 import dev.reconcile.core.wire.Mode;
+import dev.reconcile.core.wire.PartitionDigest;
 import dev.reconcile.core.wire.Refusal.Code;
 import dev.reconcile.core.wire.SketchParamsProto;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Hello and HelloAck: protocol version, cluster id, every sketch parameter and the mode are checked
  * on both sides, and a mismatch is refused naming both values; the responder learns the partitions
- * the round covers and whether it is a dry run.
+ * the round covers and whether it is a dry run. The Hello carries the initiator's compact
+ * fingerprints and the HelloAck the partitions that differ ({@link FingerprintExchange}), so the
+ * handshake is also the comparison: an identical replica costs one round trip.
  */
 final class Handshake {
   private final SessionContext ctx;
@@ -20,8 +24,8 @@ final class Handshake {
     this.ctx = ctx;
   }
 
-  /** Initiator: the Hello. */
-  Envelope.Builder hello() {
+  /** Initiator: the Hello, with {@code digest}, this side's compact fingerprints. */
+  Envelope.Builder hello(PartitionDigest digest) {
     Hello.Builder h =
         Hello.newBuilder()
             .setMinVersion(Wire.FORMAT_VERSION)
@@ -30,7 +34,8 @@ final class Handshake {
             .setNodeId(ctx.config.nodeId())
             .setParams(ctx.params.toProto())
             .addModes(Mode.MODE_ESTIMATOR_IBLT)
-            .setDryRun(ctx.dryRun);
+            .setDryRun(ctx.dryRun)
+            .setDigest(digest);
     if (ctx.config.partitions() != null) {
       for (int p : ctx.partitions) {
         h.addPartitions(p);
@@ -39,7 +44,7 @@ final class Handshake {
     return Envelope.newBuilder().setHello(h);
   }
 
-  /** Responder: checks a Hello and answers it. */
+  /** Responder: checks a Hello (the answer follows once the fingerprints are compared). */
   void onHello(Hello h) throws ProtocolException {
     ctx.peerNodeId = Wire.peerText(h.getNodeId());
     ctx.dryRun = h.getDryRun();
@@ -76,14 +81,25 @@ final class Handshake {
           Code.PARAMS, "this peer only compares (it has no records to repair): ask for a dry run");
     }
     ctx.partitions = requestedPartitions(h);
-    ctx.queue(
-        Envelope.newBuilder()
-            .setHelloAck(
-                HelloAck.newBuilder()
-                    .setVersion(Wire.FORMAT_VERSION)
-                    .setNodeId(ctx.config.nodeId())
-                    .setParams(ctx.params.toProto())
-                    .setMode(Mode.MODE_ESTIMATOR_IBLT)));
+    if (!h.hasDigest()) {
+      throw new ProtocolException(Code.MALFORMED, "Hello without the partition digest");
+    }
+  }
+
+  /** Responder: the answer, naming the unequal partitions and this side's counts of them. */
+  void ack(List<Part> unequal) {
+    HelloAck.Builder a =
+        HelloAck.newBuilder()
+            .setVersion(Wire.FORMAT_VERSION)
+            .setNodeId(ctx.config.nodeId())
+            .setParams(ctx.params.toProto())
+            .setMode(Mode.MODE_ESTIMATOR_IBLT);
+    long[] counts = new long[unequal.size()];
+    for (int i = 0; i < counts.length; i++) {
+      a.addUnequal(unequal.get(i).partition);
+      counts[i] = unequal.get(i).localCount;
+    }
+    ctx.queue(Envelope.newBuilder().setHelloAck(a.setUnequalCounts(Wire.packVarints(counts))));
   }
 
   /** Initiator: checks the responder's answer. */

@@ -32,6 +32,8 @@ import java.security.NoSuchAlgorithmException;
  *   checkHash(x)            = c                                  c = cellBase(x)
  *   stratumHash(x)          = H.longs(x, STRATUM_SALT)
  *   fingerprintHash(x)      = H.longs(x, FINGERPRINT_SALT)
+ *   fingerprintDigest(f)    = H.longs(H.longs(f.count, f.sum, f.sum2), DIGEST_SALT)
+ *   sessionDigest(d_1..d_n) = H.longs(...H.longs(H.longs(n, DIGEST_SALT), d_1)..., d_n)
  *   partition(keyHash, P)   = top log2(P) bits of keyHash = top log2(P) bits of the element
  *   seedFingerprint         = first 4 bytes (big-endian int) of
  *                             SHA-256("reconcile/seed-fingerprint/v1" || seed as 8 bytes LE)
@@ -77,6 +79,7 @@ public final class HashSpec {
   static final long GAMMA = 0x9e37_79b9_7f4a_7c15L;
 
   static final long FINGERPRINT_SALT = 0x4650_0000_0000_0000L; // "FP"
+  static final long DIGEST_SALT = 0x4650_4449_4745_5354L; // "FPDIGEST"
 
   private final int id;
   private final long seed;
@@ -186,6 +189,24 @@ public final class HashSpec {
   /** Second, independent image of {@code x} summed in partition fingerprints. */
   public long fingerprintHash(long x) {
     return hasher.hashLongLongToLong(x, FINGERPRINT_SALT);
+  }
+
+  /**
+   * An 8-byte digest of a partition's fingerprint, compared in the handshake instead of the 24
+   * bytes of the fingerprint: two different fingerprints share a digest with probability 2^-64.
+   */
+  public long fingerprintDigest(Fingerprint f) {
+    return hasher.hashLongLongToLong(
+        hasher.hashLongLongLongToLong(f.count(), f.sum(), f.sum2()), DIGEST_SALT);
+  }
+
+  /** One 8-byte digest of several partitions' {@link #fingerprintDigest}s, in order. */
+  public long sessionDigest(long[] digests) {
+    long h = hasher.hashLongLongToLong(digests.length, DIGEST_SALT);
+    for (long d : digests) {
+      h = hasher.hashLongLongToLong(h, d);
+    }
+    return h;
   }
 
   /** Partition of a key: the top {@code partitionsLog2} bits of its key hash. */

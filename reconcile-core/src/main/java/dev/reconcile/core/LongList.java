@@ -11,6 +11,13 @@ public final class LongList {
     a = new long[Math.max(4, capacity)];
   }
 
+  /** A list holding {@code values} (the array is copied). */
+  public static LongList of(long[] values) {
+    LongList l = new LongList(values.length);
+    l.addAll(values);
+    return l;
+  }
+
   public void add(long v) {
     if (n == a.length) {
       a = Arrays.copyOf(a, a.length * 2);

@@ -6,6 +6,7 @@ import java.util.List;
  * Counts and totals over a session's {@link PartitionOutcome}s: how many partitions took each path
  * and how large the difference was, estimated and found.
  *
+ * @param partial partitions whose lists were cut at the session's cap (repaired in part)
  * @param estimated partitions that had an estimate ({@code estimate} sums theirs)
  * @param missingLocal elements the peer has and this side lacks
  * @param missingRemote elements this side has and the peer lacks
@@ -15,6 +16,9 @@ public record OutcomeSummary(
     int fastPath,
     int iblt,
     int fallback,
+    int rateless,
+    int bulk,
+    int partial,
     int estimated,
     long estimate,
     long missingLocal,
@@ -23,6 +27,9 @@ public record OutcomeSummary(
     int fast = 0;
     int iblt = 0;
     int fallback = 0;
+    int rateless = 0;
+    int bulk = 0;
+    int partial = 0;
     int estimated = 0;
     long estimate = 0;
     long local = 0;
@@ -32,16 +39,31 @@ public record OutcomeSummary(
         case FAST -> fast++;
         case IBLT -> iblt++;
         case FALLBACK -> fallback++;
+        case RATELESS -> rateless++;
+        case BULK -> bulk++;
+      }
+      if (o.partial()) {
+        partial++;
       }
       if (o.path() != PartitionOutcome.Path.FAST && o.estimate() >= 0) {
         estimated++;
         estimate += o.estimate();
       }
-      local += o.missingLocal().length;
-      remote += o.missingRemote().length;
+      local += o.lacksHere();
+      remote += o.lacksThere();
     }
     return new OutcomeSummary(
-        outcomes.size(), fast, iblt, fallback, estimated, estimate, local, remote);
+        outcomes.size(),
+        fast,
+        iblt,
+        fallback,
+        rateless,
+        bulk,
+        partial,
+        estimated,
+        estimate,
+        local,
+        remote);
   }
 
   /** Elements that differ, both ways. */

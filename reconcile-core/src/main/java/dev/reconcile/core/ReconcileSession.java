@@ -2,7 +2,6 @@ package dev.reconcile.core;
 
 import dev.reconcile.core.wire.Done;
 import dev.reconcile.core.wire.Envelope;
-import dev.reconcile.core.wire.FingerprintSet;
 import dev.reconcile.core.wire.RecordAck;
 import dev.reconcile.core.wire.Refusal;
 import dev.reconcile.core.wire.Refusal.Code;
@@ -21,22 +20,25 @@ import java.util.Optional;
  *
  * <pre>
  *  Initiator I                                   Responder R
- *  Hello(versions, cluster, params, modes) ----->  {@link Handshake}: every parameter checked,
- *                                          <-----  HelloAck               else Refusal
- *  FingerprintSet ------------------------------>  {@link FingerprintExchange}: equal partitions
- *                                          <-----  FingerprintSet          settle (fast path)
+ *  Hello(versions, cluster, params, modes,
+ *        compact fingerprints) --------------->  {@link Handshake}: every parameter checked, else
+ *                                                Refusal; {@link FingerprintExchange}: equal
+ *                                          <-----  HelloAck(unequal partitions, R's counts)
+ *  a partition empty on one side: bulk (the other streams all of it, nothing is listed)
  *                                          <-----  EstimatorOffer or DigestRequest
  *  {@link TableExchange}: estimate, plan ({@link TablePlanner}),
  *  IbltOffer per group (or DigestChunks) ------->  subtract own table, peel
  *                                          <-----  IbltRequest (doubled, or a split), or
  *                                          <-----  DigestRequest            ({@link DigestMerge})
- *                                          <-----  MissingChunk             ({@link ResultStream})
+ *                                          <-----  RecordRequest: what R lacks, how many it sends
+ *                                                  (dry run: MissingChunk lists, {@link
+ *                                                  ResultStream})
  *  all partitions settled: Done ---------------->
  *  dry run:                                <-----  Done
  *  else {@link RepairExchange}, both ways at once:
  *  RecordBatch ... / RecordAck ... / RepairEnd <-> RecordBatch ... / RecordAck ... / RepairEnd
- *  {@link Verify}: FingerprintSet -------------->
- *                                          <-----  FingerprintSet
+ *  {@link Verify}: VerifyDigest ---------------->
+ *                                          <-----  VerifyReply
  * </pre>
  *
  * <p>A gap, repeat or unknown version of a frame is refused. A partial decode is never used: only a
@@ -61,7 +63,6 @@ public final class ReconcileSession {
     NEW,
     AWAIT_HELLO,
     AWAIT_HELLO_ACK,
-    AWAIT_FINGERPRINTS,
     RECONCILING,
     /** Initiator of a dry run: Done sent, waiting for the responder's. */
     CLOSING,
@@ -144,7 +145,7 @@ public final class ReconcileSession {
     if (ctx.role != Role.INITIATOR || state != State.NEW) {
       throw new IllegalStateException("start() is for a new initiator");
     }
-    ctx.queue(handshake.hello());
+    ctx.queue(handshake.hello(fingerprints.digest()));
     state = State.AWAIT_HELLO_ACK;
   }
 
@@ -237,15 +238,22 @@ public final class ReconcileSession {
       case HELLO -> {
         expect(Role.RESPONDER, State.AWAIT_HELLO, "Hello");
         handshake.onHello(e.getHello());
-        state = State.AWAIT_FINGERPRINTS;
+        List<Part> unequal = fingerprints.compare(e.getHello().getDigest());
+        handshake.ack(unequal);
+        state = State.RECONCILING;
+        tables.offer(settleBulk(unequal));
       }
       case HELLO_ACK -> {
         expect(Role.INITIATOR, State.AWAIT_HELLO_ACK, "HelloAck");
         handshake.onHelloAck(e.getHelloAck());
-        ctx.queue(fingerprints.frame(fingerprints.own()));
         state = State.RECONCILING;
+        for (Part part : settleBulk(fingerprints.unequal(e.getHelloAck()))) {
+          part.phase = Part.Phase.WAIT_OFFER;
+        }
+        if (ctx.allSettled()) {
+          onAllSettled();
+        }
       }
-      case FINGERPRINTS -> onFingerprints(e.getFingerprints());
       case ESTIMATOR -> {
         expect(Role.INITIATOR, State.RECONCILING, "EstimatorOffer");
         tables.onEstimator(e.getEstimator());
@@ -270,6 +278,10 @@ public final class ReconcileSession {
         expect(Role.INITIATOR, State.RECONCILING, "MissingChunk");
         results.onMissing(e.getMissing());
       }
+      case RECORD_REQUEST -> {
+        expectState(State.RECONCILING, "RecordRequest");
+        results.onRecordRequest(e.getRecordRequest());
+      }
       case DONE -> onDone();
       case RECORD_BATCH -> {
         expectState(State.REPAIRING, "RecordBatch");
@@ -283,6 +295,16 @@ public final class ReconcileSession {
         expectState(State.REPAIRING, "RepairEnd");
         repair.onRepairEnd(e.getRepairEnd());
       }
+      case VERIFY_DIGEST -> {
+        expect(Role.RESPONDER, State.VERIFYING, "VerifyDigest");
+        verify.onDigest(e.getVerifyDigest());
+        state = State.DONE;
+      }
+      case VERIFY_REPLY -> {
+        expect(Role.INITIATOR, State.VERIFYING, "VerifyReply");
+        verify.onReply(e.getVerifyReply());
+        state = State.DONE;
+      }
       case REFUSAL -> onRefusal(e.getRefusal());
       default ->
           throw new ProtocolException(
@@ -290,35 +312,26 @@ public final class ReconcileSession {
     }
   }
 
-  private void onFingerprints(FingerprintSet f) throws ProtocolException {
-    if (state == State.VERIFYING) {
-      if (ctx.initiator()) {
-        verify.onAnswer(f);
+  /**
+   * Settles the unequal partitions that one side holds nothing of, in a repair round: the other
+   * side streams all of it and nothing is listed (a new or wiped replica catches up at the speed of
+   * a scan). Returns the others.
+   */
+  private List<Part> settleBulk(List<Part> unequal) {
+    if (ctx.dryRun) {
+      return unequal;
+    }
+    List<Part> rest = new ArrayList<>(unequal.size());
+    for (Part part : unequal) {
+      if (part.oneSideEmpty()) {
+        part.lacksHere = part.localCount == 0 ? part.remoteCount : 0;
+        part.lacksThere = part.localCount == 0 ? 0 : part.localCount;
+        ctx.settle(part, PartitionOutcome.Path.BULK);
       } else {
-        verify.onRequest(f);
+        rest.add(part);
       }
-      state = State.DONE;
-      return;
     }
-    if (ctx.initiator()) {
-      expectState(State.RECONCILING, "FingerprintSet");
-      if (!ctx.parts.isEmpty() || !ctx.outcomes.isEmpty()) {
-        throw new ProtocolException(Code.MALFORMED, "second FingerprintSet");
-      }
-      List<Part> unequal = fingerprints.compare(fingerprints.read(f, "fingerprints"));
-      for (Part part : unequal) {
-        part.phase = Part.Phase.WAIT_OFFER;
-      }
-      if (unequal.isEmpty()) {
-        onAllSettled();
-      }
-    } else {
-      expectState(State.AWAIT_FINGERPRINTS, "FingerprintSet");
-      Fingerprint[] remote = fingerprints.read(f, "fingerprints");
-      ctx.queue(fingerprints.frame(fingerprints.own()));
-      state = State.RECONCILING;
-      tables.offer(fingerprints.compare(remote));
-    }
+    return rest;
   }
 
   /** Initiator: every unequal partition is settled. */
@@ -361,7 +374,6 @@ public final class ReconcileSession {
   /** Both sides have sent everything: verify. */
   private void repaired() {
     state = State.VERIFYING;
-    ctx.stats.verifying = true;
     if (ctx.initiator()) {
       verify.start();
     }

@@ -7,13 +7,17 @@ import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.RecordProto;
 import dev.reconcile.core.wire.Refusal.Code;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * Records to and from {@link RecordBatch} frames: the batch checksum (CRC32C of the concatenated
- * serialized records) and the caps a received batch must meet before anything of it is used.
+ * Records to and from {@link RecordBatch} frames: the batch checksum and the caps a received batch
+ * must meet before anything of it is used. The checksum (format version 2) is the CRC32C of the
+ * batch's partition (4 bytes LE) and sequence number (8 bytes LE), then the concatenated serialized
+ * records: a batch relabelled to another partition or position fails it.
  */
 public final class RecordBatches {
   /** Largest key accepted from a peer. */
@@ -32,10 +36,12 @@ public final class RecordBatches {
         .build();
   }
 
-  /** CRC32C of the concatenated serialized records. */
-  public static int crc(List<RecordProto> records) {
+  /** The batch checksum of {@code records} as batch {@code seq} of {@code partition}. */
+  public static int crc(int partition, long seq, List<RecordProto> records) {
     CRC32C c = new CRC32C();
     byte[] buf = new byte[256];
+    ByteBuffer.wrap(buf, 0, 12).order(ByteOrder.LITTLE_ENDIAN).putInt(partition).putLong(seq);
+    c.update(buf, 0, 12);
     for (RecordProto r : records) {
       int n = r.getSerializedSize();
       if (n > buf.length) {
@@ -62,7 +68,7 @@ public final class RecordBatches {
         .setPartition(partition)
         .setBatchSeq(seq)
         .addAllRecords(protos)
-        .setCrc32C(crc(protos))
+        .setCrc32C(crc(partition, seq, protos))
         .build();
   }
 
@@ -86,7 +92,7 @@ public final class RecordBatches {
       // truncated in transit to its header looks like, and it would be acknowledged as applied.
       throw new ProtocolException(Code.MALFORMED, "batch " + b.getBatchSeq() + " has no records");
     }
-    int crc = crc(b.getRecordsList());
+    int crc = crc(b.getPartition(), b.getBatchSeq(), b.getRecordsList());
     if (crc != b.getCrc32C()) {
       throw new ProtocolException(
           Code.MALFORMED,

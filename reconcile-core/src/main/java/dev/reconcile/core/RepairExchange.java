@@ -28,9 +28,54 @@ final class RepairExchange {
   private final SessionContext ctx;
   private final RepairConfig config;
   private final Runnable bothEnded;
-  private final ArrayDeque<PartitionOutcome> sendQueue = new ArrayDeque<>();
+
+  /** What to send of one partition: listed elements, or every element (a bulk partition). */
+  private static final class Source {
+    final int partition;
+    final long[] elements;
+    ElementCursor cursor;
+    int offset;
+
+    Source(int partition, long[] elements, ElementCursor cursor) {
+      this.partition = partition;
+      this.elements = elements;
+      this.cursor = cursor;
+    }
+
+    /** The next at most {@code n} elements; empty when done (and the cursor closed). */
+    long[] next(int n) {
+      if (cursor == null) {
+        int k = Math.min(n, elements.length - offset);
+        long[] chunk = Arrays.copyOfRange(elements, offset, offset + k);
+        offset += k;
+        return chunk;
+      }
+      long[] buf = new long[n];
+      int k = 0;
+      while (k < n && cursor.next()) {
+        buf[k++] = cursor.element();
+      }
+      if (k < n) {
+        close();
+      }
+      return k == n ? buf : Arrays.copyOf(buf, k);
+    }
+
+    void close() {
+      if (cursor != null) {
+        cursor.close();
+        cursor = null;
+        offset = -1; // done
+      }
+    }
+
+    boolean done() {
+      return cursor == null && (elements == null || offset >= elements.length);
+    }
+  }
+
+  private final ArrayDeque<Source> sendQueue = new ArrayDeque<>();
   private final ArrayDeque<List<ReplicaRecord>> fetched = new ArrayDeque<>();
-  private int sendOffset;
   private int fetchedPartition = -1;
   private long nextBatchSeq;
   private int inflight;
@@ -48,11 +93,13 @@ final class RepairExchange {
     this.bothEnded = bothEnded;
   }
 
-  /** Starts streaming the records the peer lacks. */
+  /** Starts streaming the records the peer lacks: listed ones, or whole bulk partitions. */
   void start() {
     for (PartitionOutcome o : ctx.outcomes.values()) {
-      if (o.missingRemote().length > 0) {
-        sendQueue.add(o);
+      if (o.path() == PartitionOutcome.Path.BULK && o.lacksThere() > 0) {
+        sendQueue.add(new Source(o.partition(), null, ctx.local.sortedElements(o.partition())));
+      } else if (o.missingRemote().length > 0) {
+        sendQueue.add(new Source(o.partition(), o.missingRemote(), null));
       }
     }
     ctx.out.add(
@@ -65,6 +112,13 @@ final class RepairExchange {
           @Override
           public boolean finished() {
             return selfEnded;
+          }
+
+          @Override
+          public void close() {
+            for (Source src : sendQueue) {
+              src.close();
+            }
           }
         });
     updateProgress();
@@ -109,20 +163,18 @@ final class RepairExchange {
   /** Reads the records of the next elements to send into batches; false when nothing is left. */
   private boolean fetchMore() {
     while (fetched.isEmpty()) {
-      PartitionOutcome o = sendQueue.peek();
-      if (o == null) {
+      Source src = sendQueue.peek();
+      if (src == null) {
         return false;
       }
-      long[] all = o.missingRemote();
-      int n = Math.min(config.batchRecords(), all.length - sendOffset);
-      long[] chunk = Arrays.copyOfRange(all, sendOffset, sendOffset + n);
-      sendOffset += n;
-      if (sendOffset == all.length) {
+      long[] chunk = src.next(config.batchRecords());
+      if (src.done()) {
         sendQueue.poll();
-        sendOffset = 0;
       }
-      fetchedPartition = o.partition();
-      splitIntoBatches(ctx.records.recordsFor(o.partition(), chunk));
+      if (chunk.length > 0) {
+        fetchedPartition = src.partition;
+        splitIntoBatches(ctx.records.recordsFor(src.partition, chunk));
+      }
     }
     return true;
   }
@@ -296,7 +348,7 @@ final class RepairExchange {
     if (!fetched.isEmpty()) {
       sendingNow = fetchedPartition;
     } else if (!sendQueue.isEmpty()) {
-      sendingNow = sendQueue.peek().partition();
+      sendingNow = sendQueue.peek().partition;
     }
     int[] ps = ctx.partitions;
     while (marked < ps.length) {

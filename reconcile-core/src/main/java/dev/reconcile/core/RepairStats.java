@@ -22,6 +22,7 @@ public final class RepairStats {
   final List<byte[]> clockSkewKeys = new ArrayList<>();
   final List<Integer> stillDiffering = new ArrayList<>();
   boolean verified;
+  boolean verifyMismatch;
 
   public long batchesSent() {
     return batchesSent;
@@ -79,8 +80,16 @@ public final class RepairStats {
   }
 
   /**
+   * True when the closing verification found a difference (the initiator names the partitions in
+   * {@link #stillDiffering()}; the responder only knows that there is one).
+   */
+  public boolean verifyMismatch() {
+    return verifyMismatch;
+  }
+
+  /**
    * Partitions whose fingerprints still differed after the repair (writes during the round, or
-   * records refused), ascending.
+   * records refused), ascending; known to the initiator.
    */
   public List<Integer> stillDiffering() {
     return Collections.unmodifiableList(stillDiffering);

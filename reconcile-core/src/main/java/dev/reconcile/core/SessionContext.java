@@ -99,18 +99,37 @@ final class SessionContext {
       part.attempts = part.group.attempts;
       part.lastShape = part.group.lastShape;
     }
-    // Hello and fingerprints (which carry the estimator back), then one per table or list sent.
+    // Hello (which carries the fingerprints), then one per table, list or symbol batch.
     stats.roundTrips = Math.max(stats.roundTrips, 2 + part.attempts + (part.fallback ? 1 : 0));
+    long[] local = part.missingLocal.toArray();
+    long[] remote = part.missingRemote.toArray();
+    int cap = listCap();
+    if (local.length + remote.length > cap) {
+      // Cut at max-listed-elements: what is listed is exact, the rest waits for the next round.
+      local = Arrays.copyOf(local, Math.min(local.length, cap));
+      remote = Arrays.copyOf(remote, cap - local.length);
+      part.missingLocal = LongList.of(local);
+      part.missingRemote = LongList.of(remote);
+      part.partial = true;
+    }
     outcomes.put(
         part.partition,
         new PartitionOutcome(
             part.partition,
             path,
-            part.missingLocal.toArray(),
-            part.missingRemote.toArray(),
+            local,
+            remote,
+            part.lacksHere >= 0 ? part.lacksHere : local.length,
+            part.lacksThere >= 0 ? part.lacksThere : remote.length,
+            part.partial,
             part.estimate,
             part.attempts,
             path == PartitionOutcome.Path.IBLT ? part.lastShape : null));
+  }
+
+  /** Most elements one partition's lists may hold in this session (max-listed-elements). */
+  int listCap() {
+    return config.limits().maxMissingPerPartition();
   }
 
   boolean allSettled() {

@@ -14,10 +14,10 @@ public final class SessionStats {
   long ibltBytes;
   long digestBytes;
   long resultBytes;
+  long symbolBytes;
   long recordBytes;
   long repairBytes;
   long verifyBytes;
-  boolean verifying;
   int fastPath;
   int decodeFailures;
   int doublings;
@@ -43,13 +43,10 @@ public final class SessionStats {
   private void account(Envelope e, long n) {
     switch (e.getBodyCase()) {
       case HELLO, HELLO_ACK, REFUSAL, DONE -> handshakeBytes += n;
-      case FINGERPRINTS -> {
-        if (verifying) {
-          verifyBytes += n;
-        } else {
-          fingerprintBytes += n;
-        }
-      }
+      case SYMBOLS, SYMBOL_REQUEST, RATELESS_FALLBACK -> symbolBytes += n;
+      case FINGERPRINTS -> fingerprintBytes += n;
+      case VERIFY_DIGEST, VERIFY_REPLY -> verifyBytes += n;
+      case RECORD_REQUEST -> resultBytes += n;
       case ESTIMATOR -> estimatorBytes += n;
       case IBLT, IBLT_REQUEST -> ibltBytes += n;
       case DIGEST_CHUNK, DIGEST_REQUEST -> digestBytes += n;
@@ -76,6 +73,11 @@ public final class SessionStats {
   /** Every byte both ways except the record batches of the repair stream. */
   public long protocolBytes() {
     return bytesTotal() - recordBytes;
+  }
+
+  /** Bytes of the rateless mode's symbol chunks and requests, both ways. */
+  public long symbolBytes() {
+    return symbolBytes;
   }
 
   /** Bytes of the repair stream's record batches, both ways. */

@@ -5,6 +5,7 @@ import com.google.protobuf.CodedOutputStream;
 import dev.reconcile.core.wire.CellLayoutProto;
 import dev.reconcile.core.wire.IbltProto;
 import dev.reconcile.core.wire.IbltShapeProto;
+import dev.reconcile.core.wire.PartitionDigest;
 import dev.reconcile.core.wire.Refusal.Code;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -14,8 +15,12 @@ import java.nio.ByteOrder;
  * Conversions between core types and their wire messages, each read validated with a precise error.
  */
 public final class Wire {
-  /** The one frame format version this build speaks. */
-  public static final int FORMAT_VERSION = 1;
+  /**
+   * The one frame format version this build speaks. Version 1 (the first release) is refused with a
+   * VERSION error naming both; its messages still parse (golden frames) and its rules are in
+   * docs/wire-format.md.
+   */
+  public static final int FORMAT_VERSION = 2;
 
   /** Format version of serialized sketches ({@code Iblt}, {@code Estimator}). */
   public static final int SKETCH_VERSION = 1;
@@ -162,6 +167,85 @@ public final class Wire {
     ByteBuffer b = s.asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < n; i++) {
       out[i] = b.getLong();
+    }
+    return out;
+  }
+
+  /** Compact fingerprints of partitions: counts as varints, digests as 8-byte LE values. */
+  public static PartitionDigest packDigest(HashSpec spec, Fingerprint[] fps) {
+    ByteString.Output counts = ByteString.newOutput(fps.length * 3);
+    CodedOutputStream c = CodedOutputStream.newInstance(counts, 256);
+    long[] d = new long[fps.length];
+    try {
+      for (int i = 0; i < fps.length; i++) {
+        c.writeUInt64NoTag(fps[i].count());
+        d[i] = spec.fingerprintDigest(fps[i]);
+      }
+      c.flush();
+    } catch (IOException e) {
+      throw new IllegalStateException("writing to memory cannot fail", e);
+    }
+    return PartitionDigest.newBuilder()
+        .setCounts(counts.toByteString())
+        .setHashes(packLongs(d, 0, d.length))
+        .build();
+  }
+
+  /** The element counts of a {@link PartitionDigest} of {@code n} partitions. */
+  public static long[] digestCounts(PartitionDigest p, int n) throws ProtocolException {
+    return unpackVarints(p.getCounts(), n, "partition digest counts");
+  }
+
+  /** The fingerprint digests of a {@link PartitionDigest} of {@code n} partitions. */
+  public static long[] digestHashes(PartitionDigest p, int n) throws ProtocolException {
+    if (p.getHashes().size() != 8L * n) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "partition digest of "
+              + n
+              + " partitions needs "
+              + 8L * n
+              + " hash bytes, got "
+              + p.getHashes().size());
+    }
+    return unpackLongs(p.getHashes(), n, "partition digest hashes");
+  }
+
+  /** Unsigned varints, concatenated. */
+  public static ByteString packVarints(long[] values) {
+    ByteString.Output out = ByteString.newOutput(values.length * 3);
+    CodedOutputStream c = CodedOutputStream.newInstance(out, 256);
+    try {
+      for (long v : values) {
+        c.writeUInt64NoTag(v);
+      }
+      c.flush();
+    } catch (IOException e) {
+      throw new IllegalStateException("writing to memory cannot fail", e);
+    }
+    return out.toByteString();
+  }
+
+  /**
+   * Exactly {@code n} unsigned varints filling {@code s}, else a MALFORMED refusal naming {@code
+   * what}.
+   */
+  public static long[] unpackVarints(ByteString s, int n, String what) throws ProtocolException {
+    if (s.size() < n || s.size() > 10L * n) {
+      throw new ProtocolException(
+          Code.MALFORMED, what + ": " + s.size() + " bytes cannot hold " + n + " varints");
+    }
+    long[] out = new long[n];
+    com.google.protobuf.CodedInputStream in = s.newCodedInput();
+    try {
+      for (int i = 0; i < n; i++) {
+        out[i] = in.readRawVarint64();
+      }
+      if (!in.isAtEnd()) {
+        throw new ProtocolException(Code.MALFORMED, what + ": bytes left after " + n + " varints");
+      }
+    } catch (IOException e) {
+      throw new ProtocolException(Code.MALFORMED, what + ": " + e.getMessage());
     }
     return out;
   }

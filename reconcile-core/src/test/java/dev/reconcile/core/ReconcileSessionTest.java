@@ -77,7 +77,7 @@ class ReconcileSessionTest {
     assertThat(run.i.outcomes()).hasSize(1 << P_LOG2).allMatch(o -> o.path() == Path.FAST);
     assertThat(run.i.stats().fastPath()).isEqualTo(1 << P_LOG2);
     assertThat(run.i.stats().estimatorBytes() + run.i.stats().ibltBytes()).isZero();
-    assertThat(run.i.stats().roundTrips()).isEqualTo(2); // hello, fingerprints
+    assertThat(run.i.stats().roundTrips()).isEqualTo(1); // the Hello carries the fingerprints
   }
 
   @ParameterizedTest(name = "seed {0}: {2}+{3} differences")
@@ -342,13 +342,13 @@ class ReconcileSessionTest {
   @Test
   void unknownFrameVersionIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
-    LocalRound.run(p[0], p[1], e -> e.toBuilder().setFormatVersion(2).build(), e -> e);
+    LocalRound.run(p[0], p[1], e -> e.toBuilder().setFormatVersion(1).build(), e -> e);
     assertThat(p[1].failure())
         .get()
         .satisfies(
             f -> {
               assertThat(f.code()).isEqualTo(Code.VERSION);
-              assertThat(f.message()).contains("frame format version 2").contains("speaks 1");
+              assertThat(f.message()).contains("frame format version 1").contains("speaks 2");
             });
   }
 
@@ -361,7 +361,7 @@ class ReconcileSessionTest {
         e ->
             e.hasHello()
                 ? e.toBuilder()
-                    .setHello(e.getHello().toBuilder().setMinVersion(2).setMaxVersion(3))
+                    .setHello(e.getHello().toBuilder().setMinVersion(3).setMaxVersion(4))
                     .build()
                 : e,
         e -> e);
@@ -378,8 +378,8 @@ class ReconcileSessionTest {
         e -> {
           if (first[0] == null) {
             first[0] = e;
-          } else if (e.hasFingerprints()) {
-            return first[0]; // replay the Hello instead of the fingerprints
+          } else {
+            return first[0]; // replay the Hello instead of the next frame
           }
           return e;
         },
@@ -401,7 +401,7 @@ class ReconcileSessionTest {
     // A busy responder refuses without having read the Hello: session id 0, its own sequence 0.
     p[0].receive(
         Envelope.newBuilder()
-            .setFormatVersion(1)
+            .setFormatVersion(Wire.FORMAT_VERSION)
             .setRefusal(Refusal.newBuilder().setCode(Code.BUSY).setMessage("busy: 1 rounds active"))
             .build());
     assertThat(p[0].failure())
@@ -419,7 +419,7 @@ class ReconcileSessionTest {
   void frameOfAnotherSessionIsRefused() {
     ReconcileSession[] p = pair(params(1, 8), params(1, 8), "c", "c");
     LocalRound.run(
-        p[0], p[1], e -> e.hasFingerprints() ? e.toBuilder().setSessionId(77).build() : e, e -> e);
+        p[0], p[1], e -> e.hasHello() ? e : e.toBuilder().setSessionId(77).build(), e -> e);
     assertThat(p[1].failure())
         .get()
         .extracting(SessionFailure::message)
@@ -493,7 +493,7 @@ class ReconcileSessionTest {
   }
 
   @Test
-  void oversizedResultIsRefused() {
+  void aResultLongerThanTheListCapIsCutAndFlaggedPartialNotRefused() {
     EstimatorFactory f = ExactEstimator.factory(1.0);
     SketchParams params = TestSets.params(6, 0, 12, f.params());
     TestSets s = TestSets.random(6, 500, 30, 30);
@@ -506,13 +506,15 @@ class ReconcileSessionTest {
         ReconcileSession.responder(
             SessionConfig.of("c", "b", 0), MemorySketches.ofSinglePartition(params, f, s.b));
     LocalRound.run(i, r);
-    assertThat(i.failure())
-        .get()
-        .satisfies(
-            x -> {
-              assertThat(x.code()).isEqualTo(Code.LIMIT);
-              assertThat(x.message()).contains("cap of");
-            });
+    assertThat(i.succeeded()).as("%s", i.failure()).isTrue();
+    PartitionOutcome o = i.outcomes().get(0);
+    assertThat(o.partial()).isTrue();
+    assertThat(o.missingLocal().length + o.missingRemote().length).isEqualTo(10);
+    // What is listed is exact: a part of the true difference, each element on its side.
+    assertThat(Arrays.stream(s.onlyB).boxed().toList())
+        .containsAll(Arrays.stream(o.missingLocal()).boxed().toList());
+    assertThat(Arrays.stream(s.onlyA).boxed().toList())
+        .containsAll(Arrays.stream(o.missingRemote()).boxed().toList());
   }
 
   @Test

@@ -38,6 +38,23 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 class WireGoldenTest {
   private static final String GOLDEN = "/golden/frames-v1.bin";
 
+  /** The message types of format version 1 but the estimator offer. */
+  static final List<Envelope.BodyCase> V1_KINDS =
+      List.of(
+          Envelope.BodyCase.HELLO,
+          Envelope.BodyCase.HELLO_ACK,
+          Envelope.BodyCase.REFUSAL,
+          Envelope.BodyCase.FINGERPRINTS,
+          Envelope.BodyCase.IBLT,
+          Envelope.BodyCase.IBLT_REQUEST,
+          Envelope.BodyCase.DIGEST_REQUEST,
+          Envelope.BodyCase.DIGEST_CHUNK,
+          Envelope.BodyCase.MISSING,
+          Envelope.BodyCase.DONE,
+          Envelope.BodyCase.RECORD_BATCH,
+          Envelope.BodyCase.RECORD_ACK,
+          Envelope.BodyCase.REPAIR_END);
+
   static List<Envelope> frames() {
     HashSpec spec = HashSpec.xxh3(42);
     SketchParams params =
@@ -176,12 +193,9 @@ class WireGoldenTest {
     List<Envelope> expected = frames();
     assertThat(parsed).hasSize(expected.size()).containsExactlyElementsOf(expected);
     assertThat(encode(expected)).isEqualTo(golden);
-    // Every message type of the oneof is covered.
-    long kinds = parsed.stream().map(Envelope::getBodyCase).distinct().count();
-    assertThat(kinds)
-        .isEqualTo(
-            Envelope.BodyCase.values().length
-                - 2); // minus BODY_NOT_SET, ESTIMATOR (in strata-estimator's golden file)
+    // Every message type of version 1 is covered (the estimator is in strata-estimator's file).
+    assertThat(parsed.stream().map(Envelope::getBodyCase).distinct())
+        .containsExactlyInAnyOrderElementsOf(V1_KINDS);
     // And the IBLT inside still reads with today's code.
     var iblt = parsed.get(3).getIblt().getTable();
     SketchParams p =

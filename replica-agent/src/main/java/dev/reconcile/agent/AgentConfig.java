@@ -2,6 +2,7 @@ package dev.reconcile.agent;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.reconcile.core.SessionLimits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +40,7 @@ public record AgentConfig(
     long batchBytes,
     int repairWindow,
     int maxFrameBytes,
+    int maxListedElements,
     Duration idleTimeout,
     Duration sessionTimeout,
     Security security,
@@ -92,6 +94,7 @@ public record AgentConfig(
     d.put("batch-bytes", "1MiB");
     d.put("repair-window", "8");
     d.put("max-frame-bytes", "16MiB");
+    d.put("max-listed-elements", "4194304");
     d.put("idle-timeout", "30s");
     d.put("session-timeout", "10m");
     d.put("tls-cert", "");
@@ -234,6 +237,7 @@ public record AgentConfig(
             r.size("batch-bytes"),
             r.integer("repair-window", 1, 1024),
             (int) Math.min(Integer.MAX_VALUE, r.size("max-frame-bytes")),
+            r.integer("max-listed-elements", 1, Integer.MAX_VALUE - 8),
             r.duration("idle-timeout"),
             r.duration("session-timeout"),
             sec,
@@ -244,6 +248,16 @@ public record AgentConfig(
     }
     if (c.maxFrameBytes() < 64 * 1024) {
       throw new ConfigException("max-frame-bytes " + c.maxFrameBytes() + " is below 64KiB");
+    }
+    if (c.largestTableBytes() + 4096 > c.maxFrameBytes()) {
+      throw new ConfigException(
+          "iblt-max-log2 "
+              + c.ibltMaxLog2()
+              + " makes tables of "
+              + c.largestTableBytes()
+              + " bytes, which do not fit in max-frame-bytes "
+              + c.maxFrameBytes()
+              + ": lower iblt-max-log2 or raise max-frame-bytes");
     }
     if (c.batchBytes() >= c.maxFrameBytes()) {
       throw new ConfigException(
@@ -263,9 +277,14 @@ public record AgentConfig(
     return c;
   }
 
-  /** Largest IBLT wire size this configuration may send or accept. */
+  /** Largest IBLT wire size this configuration may send or accept (3 hashes, 14-byte cells). */
   public long largestTableBytes() {
     return 3L * (1L << ibltMaxLog2) * 14;
+  }
+
+  /** The caps a session of this agent enforces. */
+  public SessionLimits sessionLimits() {
+    return new SessionLimits(maxListedElements, SessionLimits.DEFAULT.chunkElements());
   }
 
   /** Rejected configuration, with a message naming the key. */

@@ -19,6 +19,10 @@ public final class AgentMetrics {
   final Counter partitionsFast = counter("reconcile_partitions_total", "path", "fast");
   final Counter partitionsIblt = counter("reconcile_partitions_total", "path", "iblt");
   final Counter partitionsFallback = counter("reconcile_partitions_total", "path", "fallback");
+  final Counter partitionsRateless = counter("reconcile_partitions_total", "path", "rateless");
+  final Counter partitionsBulk = counter("reconcile_partitions_total", "path", "bulk");
+  final Counter partitionsPartial = counter("reconcile_partitions_partial_total");
+  final Counter symbolBytes = counter("reconcile_symbol_bytes_total");
   final Counter estimatorBytes = counter("reconcile_estimator_bytes_total");
   final Counter ibltBytes = counter("reconcile_iblt_bytes_total");
   final Counter digestBytes = counter("reconcile_digest_bytes_total");
@@ -84,6 +88,10 @@ public final class AgentMetrics {
     partitionsFast.increment(r.fastPath);
     partitionsIblt.increment(r.ibltPartitions);
     partitionsFallback.increment(r.fallbackPartitions);
+    partitionsRateless.increment(r.ratelessPartitions);
+    partitionsBulk.increment(r.bulkPartitions);
+    partitionsPartial.increment(r.partialPartitions);
+    symbolBytes.increment(s.symbolBytes());
     estimatorBytes.increment(s.estimatorBytes());
     ibltBytes.increment(s.ibltBytes());
     digestBytes.increment(s.digestBytes());

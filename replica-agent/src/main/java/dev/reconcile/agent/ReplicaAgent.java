@@ -5,7 +5,6 @@ import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
-import dev.reconcile.core.SessionLimits;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.estimator.StrataEstimatorFactory;
 import io.vertx.core.Future;
@@ -42,7 +41,7 @@ public final class ReplicaAgent implements AutoCloseable {
     this.config = config;
     this.store = store;
     this.vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
-    AgentRuntime rt = new AgentRuntime(vertx, store, metrics, config, SessionLimits.DEFAULT);
+    AgentRuntime rt = new AgentRuntime(vertx, store, metrics, config, config.sessionLimits());
     this.peers = new PeerService(rt);
     this.api = new AdminApi(this);
   }

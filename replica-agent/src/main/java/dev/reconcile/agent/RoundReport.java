@@ -26,6 +26,9 @@ public final class RoundReport {
   public int fastPath;
   public int ibltPartitions;
   public int fallbackPartitions;
+  public int ratelessPartitions;
+  public int bulkPartitions;
+  public int partialPartitions;
   public long estimate;
   public long missingLocal;
   public long missingRemote;
@@ -67,6 +70,9 @@ public final class RoundReport {
     r.fastPath = sum.fastPath();
     r.ibltPartitions = sum.iblt();
     r.fallbackPartitions = sum.fallback();
+    r.ratelessPartitions = sum.rateless();
+    r.bulkPartitions = sum.bulk();
+    r.partialPartitions = sum.partial();
     r.estimate = sum.estimate();
     r.missingLocal = sum.missingLocal();
     r.missingRemote = sum.missingRemote();
@@ -104,6 +110,9 @@ public final class RoundReport {
             .put("fastPath", fastPath)
             .put("ibltPartitions", ibltPartitions)
             .put("fallbackPartitions", fallbackPartitions)
+            .put("ratelessPartitions", ratelessPartitions)
+            .put("bulkPartitions", bulkPartitions)
+            .put("partialPartitions", partialPartitions)
             .put("estimatedDifference", estimate)
             .put("difference", missingLocal + missingRemote)
             .put("missingLocal", missingLocal)
@@ -152,8 +161,9 @@ public final class RoundReport {
                 .put("estimate", o.estimate())
                 .put("attempts", o.attempts())
                 .put("tableCells", o.finalShape() == null ? 0 : o.finalShape().cells())
-                .put("missingLocal", o.missingLocal().length)
-                .put("missingRemote", o.missingRemote().length));
+                .put("missingLocal", o.lacksHere())
+                .put("missingRemote", o.lacksThere())
+                .put("partial", o.partial()));
       }
     }
     j.put("unequalPartitions", parts);

@@ -30,6 +30,30 @@ class AgentConfigTest {
   }
 
   @Test
+  void aTableLargerThanAFrameIsRefusedAtStartNamingBothKeys() {
+    Map<String, String> m = min();
+    m.put("iblt-max-log2", "19"); // 3 x 2^19 cells x 14 B = 22 MB
+    assertThatThrownBy(() -> AgentConfig.fromMap(m))
+        .hasMessageContaining("iblt-max-log2 19")
+        .hasMessageContaining("max-frame-bytes 16777216");
+    m.put("max-frame-bytes", "32MiB");
+    assertThat(AgentConfig.fromMap(m).ibltMaxLog2()).isEqualTo(19);
+    m.put("iblt-max-log2", "18");
+    m.remove("max-frame-bytes");
+    assertThat(AgentConfig.fromMap(m).largestTableBytes()).isLessThan(16L << 20);
+  }
+
+  @Test
+  void theListCapIsAKeyAndReachesTheSessions() {
+    Map<String, String> m = min();
+    assertThat(AgentConfig.fromMap(m).sessionLimits().maxMissingPerPartition()).isEqualTo(1 << 22);
+    m.put("max-listed-elements", "1000");
+    assertThat(AgentConfig.fromMap(m).sessionLimits().maxMissingPerPartition()).isEqualTo(1000);
+    m.put("max-listed-elements", "0");
+    assertThatThrownBy(() -> AgentConfig.fromMap(m)).hasMessageContaining("max-listed-elements");
+  }
+
+  @Test
   void fileThenFlags() throws Exception {
     Path f = dir.resolve("agent.yaml");
     Files.writeString(

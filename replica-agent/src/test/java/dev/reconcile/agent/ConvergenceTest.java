@@ -88,6 +88,29 @@ class ConvergenceTest {
   }
 
   @Test
+  void aDivergenceBeyondTheListCapIsRepairedInStepsNotRefused() throws Exception {
+    Map<String, String> capped =
+        Map.of("max-listed-elements", "50", "partitions-log2", "0", "iblt-max-log2", "6");
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", capped);
+      ReplicaAgent b = c.start("b", capped);
+      loadCommon(a, b, 500);
+      load(a, "only-a-", 0, 180);
+      load(b, "only-b-", 0, 120);
+      int rounds = 0;
+      RoundReport last;
+      do {
+        last = repair(a, b);
+        rounds++;
+        assertThat(last.ok).as("round %d: %s", rounds, last.error).isTrue();
+        assertThat(last.missingLocal + last.missingRemote).isLessThanOrEqualTo(50);
+      } while (!last.stillDiffering.isEmpty() && rounds < 20);
+      assertConverged(a, b);
+      assertThat(rounds).isBetween(6, 12); // 300 differences, at most 50 listed per round
+    }
+  }
+
+  @Test
   void threeAgentsInARingConverge() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
       ReplicaAgent a = c.start("a", Map.of());
