@@ -139,6 +139,19 @@ final class StatusCommand implements Callable<Integer> {
             r.getLong("recordsSent", 0L),
             r.getLong("recordsReceived", 0L),
             still.isEmpty() ? "" : "; partitions still differing " + still.encode());
+        long skewed = r.getLong("clockSkewRefused", 0L);
+        if (skewed > 0) {
+          out.printf(
+              "    %,d record(s) refused: version more than max-clock-skew ahead of this clock;"
+                  + " first keys %s (see docs/operations.md, \"Records refused for clock skew\")%n",
+              skewed, r.getJsonArray("clockSkewKeys", new JsonArray()).encode());
+        }
+        if (r.getInteger("partialPartitions", 0) > 0) {
+          out.printf(
+              "    %d partition(s) repaired in part (over max-listed-elements); the next rounds"
+                  + " repair the rest%n",
+              r.getInteger("partialPartitions", 0));
+        }
       } else {
         out.printf("  %s: FAILED at %s: %s%n", peer, when, r.getString("error", "unknown error"));
       }

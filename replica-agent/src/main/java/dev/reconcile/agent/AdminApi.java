@@ -172,7 +172,10 @@ final class AdminApi {
                         .put("recordsSent", rep.recordsSent)
                         .put("recordsReceived", rep.recordsReceived)
                         .put("durationMillis", rep.durationMillis)
-                        .put("stillDiffering", new JsonArray(new ArrayList<>(rep.stillDiffering))));
+                        .put("stillDiffering", new JsonArray(new ArrayList<>(rep.stillDiffering)))
+                        .put("partialPartitions", rep.partialPartitions)
+                        .put("clockSkewRefused", rep.clockSkewRefused)
+                        .put("clockSkewKeys", new JsonArray(new ArrayList<>(rep.clockSkewKeys))));
               }
               j.put("lastRounds", last);
               return j;

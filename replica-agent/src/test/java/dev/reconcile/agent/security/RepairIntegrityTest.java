@@ -254,6 +254,30 @@ class RepairIntegrityTest {
       assertThat(HybridClock.physicalMillis(b.store().clock().last()))
           .isLessThan(System.currentTimeMillis() + 3600_000L);
       assertThat(r.stillDiffering).isNotEmpty();
+      // The operator sees them: count and first keys in /status (reconcile status prints them).
+      String status =
+          java.net.http.HttpClient.newHttpClient()
+              .send(
+                  java.net.http.HttpRequest.newBuilder(
+                          java.net.URI.create("http://127.0.0.1:" + b.httpPort() + "/status"))
+                      .build(),
+                  java.net.http.HttpResponse.BodyHandlers.ofString())
+              .body();
+      io.vertx.core.json.JsonObject last =
+          new io.vertx.core.json.JsonObject(status).getJsonObject("lastRounds");
+      assertThat(last.fieldNames()).anyMatch(k -> k.startsWith("from "));
+      io.vertx.core.json.JsonObject fromA =
+          last.getJsonObject(
+              last.fieldNames().stream()
+                  .filter(k -> k.startsWith("from "))
+                  .findFirst()
+                  .orElseThrow());
+      assertThat(fromA.getLong("clockSkewRefused")).isEqualTo(5);
+      io.vertx.core.json.JsonArray keys = fromA.getJsonArray("clockSkewKeys");
+      assertThat(keys.size()).isEqualTo(5);
+      for (int i = 0; i < keys.size(); i++) {
+        assertThat(keys.getString(i)).startsWith("future");
+      }
     }
   }
 }
