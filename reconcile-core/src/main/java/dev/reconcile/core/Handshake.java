@@ -47,6 +47,7 @@ final class Handshake {
   /** Responder: checks a Hello (the answer follows once the fingerprints are compared). */
   void onHello(Hello h) throws ProtocolException {
     ctx.peerNodeId = Wire.peerText(h.getNodeId());
+    checkPeer(h.getNodeId());
     ctx.dryRun = h.getDryRun();
     if (h.getMinVersion() > Wire.FORMAT_VERSION || h.getMaxVersion() < Wire.FORMAT_VERSION) {
       throw new ProtocolException(
@@ -105,6 +106,7 @@ final class Handshake {
   /** Initiator: checks the responder's answer. */
   void onHelloAck(HelloAck a) throws ProtocolException {
     ctx.peerNodeId = Wire.peerText(a.getNodeId());
+    checkPeer(a.getNodeId());
     if (a.getVersion() != Wire.FORMAT_VERSION) {
       throw new ProtocolException(
           Code.VERSION,
@@ -114,6 +116,13 @@ final class Handshake {
     if (a.getMode() != Mode.MODE_ESTIMATOR_IBLT) {
       throw new ProtocolException(
           Code.PARAMS, "peer chose mode " + a.getMode() + ", which this peer did not offer");
+    }
+  }
+
+  private void checkPeer(String nodeId) throws ProtocolException {
+    String why = ctx.config.peerCheck().refusal(nodeId);
+    if (why != null) {
+      throw new ProtocolException(Code.UNAUTHORIZED, why);
     }
   }
 

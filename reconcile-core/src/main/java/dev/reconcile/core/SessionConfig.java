@@ -7,6 +7,8 @@ package dev.reconcile.core;
  * @param dryRun initiator: report what differs and stream no records (a session without a {@link
  *     RecordStore} is always a dry run)
  * @param repair how records are streamed after the difference is known
+ * @param peerCheck who the peer may claim to be ({@link PeerCheck#ANYONE} when the transport does
+ *     not authenticate it)
  */
 public record SessionConfig(
     String clusterId,
@@ -15,7 +17,8 @@ public record SessionConfig(
     int[] partitions,
     SessionLimits limits,
     boolean dryRun,
-    RepairConfig repair) {
+    RepairConfig repair,
+    PeerCheck peerCheck) {
   public SessionConfig {
     if (clusterId == null || clusterId.isEmpty() || nodeId == null || nodeId.isEmpty()) {
       throw new IllegalArgumentException("cluster id and node id are required");
@@ -26,6 +29,20 @@ public record SessionConfig(
     if (repair == null) {
       repair = RepairConfig.DEFAULT;
     }
+    if (peerCheck == null) {
+      peerCheck = PeerCheck.ANYONE;
+    }
+  }
+
+  public SessionConfig(
+      String clusterId,
+      String nodeId,
+      long sessionId,
+      int[] partitions,
+      SessionLimits limits,
+      boolean dryRun,
+      RepairConfig repair) {
+    this(clusterId, nodeId, sessionId, partitions, limits, dryRun, repair, PeerCheck.ANYONE);
   }
 
   public SessionConfig(
@@ -38,27 +55,35 @@ public record SessionConfig(
   }
 
   public SessionConfig withPartitions(int[] p) {
-    return new SessionConfig(clusterId, nodeId, sessionId, p, limits, dryRun, repair);
+    return new SessionConfig(clusterId, nodeId, sessionId, p, limits, dryRun, repair, peerCheck);
   }
 
   public SessionConfig withLimits(SessionLimits l) {
-    return new SessionConfig(clusterId, nodeId, sessionId, partitions, l, dryRun, repair);
+    return new SessionConfig(
+        clusterId, nodeId, sessionId, partitions, l, dryRun, repair, peerCheck);
   }
 
   /** Initiator: ask for a report only; the peer learns it from the Hello. */
   public SessionConfig withDryRun(boolean d) {
-    return new SessionConfig(clusterId, nodeId, sessionId, partitions, limits, d, repair);
+    return new SessionConfig(
+        clusterId, nodeId, sessionId, partitions, limits, d, repair, peerCheck);
   }
 
   public SessionConfig withRepair(RepairConfig r) {
-    return new SessionConfig(clusterId, nodeId, sessionId, partitions, limits, dryRun, r);
+    return new SessionConfig(
+        clusterId, nodeId, sessionId, partitions, limits, dryRun, r, peerCheck);
+  }
+
+  public SessionConfig withPeerCheck(PeerCheck c) {
+    return new SessionConfig(clusterId, nodeId, sessionId, partitions, limits, dryRun, repair, c);
   }
 
   public SessionConfig withNodeId(String id) {
-    return new SessionConfig(clusterId, id, sessionId, partitions, limits, dryRun, repair);
+    return new SessionConfig(
+        clusterId, id, sessionId, partitions, limits, dryRun, repair, peerCheck);
   }
 
   public SessionConfig withSessionId(long id) {
-    return new SessionConfig(clusterId, nodeId, id, partitions, limits, dryRun, repair);
+    return new SessionConfig(clusterId, nodeId, id, partitions, limits, dryRun, repair, peerCheck);
   }
 }

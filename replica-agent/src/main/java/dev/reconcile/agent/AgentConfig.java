@@ -58,7 +58,8 @@ public record AgentConfig(
       String readToken,
       int maxSessionsPerPeer,
       long maxSessionBytes,
-      Duration maxClockSkew) {
+      Duration maxClockSkew,
+      boolean tlsPinNodeId) {
     public boolean peerTls() {
       return tlsCert != null;
     }
@@ -107,6 +108,7 @@ public record AgentConfig(
     d.put("max-sessions-per-peer", "1");
     d.put("max-session-bytes", "16GiB");
     d.put("max-clock-skew", "1h");
+    d.put("tls-pin-node-id", "true");
     // Testing knobs (docs/replay.md): skew this replica's HLC physical clock; scale its estimates.
     d.put("clock-offset", "0");
     d.put("estimator-scale", "1");
@@ -208,7 +210,8 @@ public record AgentConfig(
             r.optional("read-token"),
             r.integer("max-sessions-per-peer", 1, 64),
             r.size("max-session-bytes"),
-            r.duration("max-clock-skew"));
+            r.duration("max-clock-skew"),
+            r.bool("tls-pin-node-id"));
     if (sec.maxSessionBytes() < 64 * 1024) {
       throw new ConfigException("max-session-bytes " + sec.maxSessionBytes() + " is below 64KiB");
     }

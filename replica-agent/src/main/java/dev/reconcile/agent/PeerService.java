@@ -1,6 +1,7 @@
 package dev.reconcile.agent;
 
 import dev.reconcile.agent.net.FrameChannel;
+import dev.reconcile.core.PeerCheck;
 import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.RepairConfig;
 import dev.reconcile.core.SessionConfig;
@@ -51,7 +52,8 @@ final class PeerService {
           .setKeyCertOptions(
               new PemKeyCertOptions().setCertPath(s.tlsCert()).setKeyPath(s.tlsKey()))
           .setTrustOptions(new PemTrustOptions().addCertPath(s.tlsCa()))
-          .setHostnameVerificationAlgorithm("");
+          // The configured peer address must be one of the server certificate's names (SAN).
+          .setHostnameVerificationAlgorithm("HTTPS");
     }
     this.client = rt.vertx().createNetClient(co);
   }
@@ -149,7 +151,10 @@ final class PeerService {
     active.incrementAndGet();
     perPeer.incrementAndGet();
     ReconcileSession session =
-        ReconcileSession.responder(sessionConfig(0, null), rt.store().sketches(), rt.store());
+        ReconcileSession.responder(
+            sessionConfig(0, null).withPeerCheck(peerCheck(socket)),
+            rt.store().sketches(),
+            rt.store());
     new PeerRound(rt, ch, session, label)
         .run()
         .onComplete(
@@ -202,7 +207,9 @@ final class PeerService {
                   int[] parts = remaining(done);
                   ReconcileSession session =
                       ReconcileSession.initiator(
-                          sessionConfig(random.nextLong(), parts).withDryRun(dryRun),
+                          sessionConfig(random.nextLong(), parts)
+                              .withDryRun(dryRun)
+                              .withPeerCheck(peerCheck(socket)),
                           rt.store().sketches(),
                           rt.store(),
                           rt.store().progressWith(label));
@@ -231,6 +238,16 @@ final class PeerService {
                   return Future.succeededFuture(rep);
                 });
     return f.onComplete(x -> active.decrementAndGet());
+  }
+
+  /**
+   * Who the peer on {@code socket} may claim to be: its certificate's names, with TLS and pinning.
+   */
+  private PeerCheck peerCheck(NetSocket socket) {
+    if (!config.security().peerTls() || !config.security().tlsPinNodeId()) {
+      return PeerCheck.ANYONE;
+    }
+    return CertificateNames.pinTo(CertificateNames.of(socket));
   }
 
   /** A session of this agent: its identity, limits and repair settings. */
