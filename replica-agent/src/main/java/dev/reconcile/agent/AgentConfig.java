@@ -2,6 +2,7 @@ package dev.reconcile.agent;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.reconcile.core.RepairConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 
 /**
  * Every setting of an agent. Loaded from one YAML or JSON file ({@code --config}) with command-line
@@ -260,6 +262,22 @@ public record AgentConfig(
   /** Largest IBLT wire size this configuration may send or accept. */
   public long largestTableBytes() {
     return 3L * (1L << ibltMaxLog2) * 14;
+  }
+
+  /**
+   * How sessions of this agent stream records: {@code repair-window} batches in flight of up to
+   * {@code batch-records} records or {@code batch-bytes}; a received batch may hold four times
+   * {@code batch-records}; records more than {@code max-clock-skew} ahead of {@code wallMillis} are
+   * refused.
+   */
+  public RepairConfig repairConfig(LongSupplier wallMillis) {
+    return new RepairConfig(
+        repairWindow,
+        batchRecords,
+        batchBytes,
+        Math.max(1, batchRecords * 4),
+        security.maxClockSkew().toMillis(),
+        wallMillis);
   }
 
   /** Rejected configuration, with a message naming the key. */
