@@ -2,10 +2,9 @@ package dev.reconcile.cli;
 
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
-import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
@@ -83,8 +82,10 @@ final class DemoCommand implements Callable<Integer> {
     ReplicaAgent a = start("a");
     try (a;
         ReplicaAgent b = start("b")) {
+      LocalReplica ra = LocalReplica.of(a);
+      LocalReplica rb = LocalReplica.of(b);
       long t0 = System.nanoTime();
-      Divergence d = load(a.store(), b.store());
+      Divergence d = load(ra, rb);
       out.printf(
           "loaded in %s: common %,d; only on a %,d; only on b %,d; conflicting versions %,d; deleted on a %,d%n",
           Commands.seconds(System.nanoTime() - t0),
@@ -134,13 +135,11 @@ final class DemoCommand implements Callable<Integer> {
           r.applied,
           r.stale);
       out.printf("time: session %d ms, whole round %d ms%n", r.sessionMillis, r.durationMillis);
-      boolean match =
-          sameFingerprints(a.store(), b.store())
-              && a.store().recordCount() == b.store().recordCount();
+      boolean match = sameFingerprints(ra, rb) && ra.recordCount() == rb.recordCount();
       out.printf(
           "replicas %s: %,d records each, %s%n",
           match ? "MATCH" : "DIFFER",
-          a.store().recordCount(),
+          ra.recordCount(),
           match ? "every partition fingerprint equal" : "fingerprints differ");
       out.flush();
       return match ? 0 : 1;
@@ -164,7 +163,7 @@ final class DemoCommand implements Callable<Integer> {
   private record Divergence(int common, int onlyA, int onlyB, int conflicts, int deletes) {}
 
   /** Loads both stores: identical common records, then the divergence. */
-  private Divergence load(ReplicaStore a, ReplicaStore b) {
+  private Divergence load(LocalReplica a, LocalReplica b) {
     SplittableRandom rnd = new SplittableRandom(seed);
     int diff = (int) Math.round(keys * diffPercent / 100);
     int onlyA = diff * 3 / 10;
@@ -172,8 +171,8 @@ final class DemoCommand implements Callable<Integer> {
     int conflicts = diff * 2 / 10;
     int deletes = diff - onlyA - onlyB - conflicts;
     int common = keys - onlyA;
-    long origin = NodeIds.origin("loader");
-    long version = a.clock().now();
+    long origin = LocalReplica.origin("loader");
+    long version = a.newVersion();
     List<ReplicaRecord> batch = new ArrayList<>(10_000);
     for (int i = 0; i < common; i++) {
       batch.add(new ReplicaRecord(key("key", i), value(rnd), version, origin, false));
@@ -214,7 +213,7 @@ final class DemoCommand implements Callable<Integer> {
     return v;
   }
 
-  private static boolean sameFingerprints(ReplicaStore a, ReplicaStore b) {
+  private static boolean sameFingerprints(LocalReplica a, LocalReplica b) {
     int n = a.sketches().params().partitions();
     for (int p = 0; p < n; p++) {
       Fingerprint x = a.sketches().fingerprint(p);

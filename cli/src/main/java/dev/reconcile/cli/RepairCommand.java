@@ -1,35 +1,32 @@
 package dev.reconcile.cli;
 
 import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.Durations;
 import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.KeyCodec;
+import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
-import dev.reconcile.agent.store.ReplicaStore;
-import dev.reconcile.agent.store.StoreException;
-import dev.reconcile.agent.store.StoreOptions;
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.EstimatorFactory;
-import dev.reconcile.core.PartitionOutcome;
+import dev.reconcile.core.LocalRound;
+import dev.reconcile.core.OutcomeSummary;
+import dev.reconcile.core.ReconcileSession;
+import dev.reconcile.core.RecordStore;
+import dev.reconcile.core.RepairStats;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.SessionConfig;
 import dev.reconcile.core.SessionStats;
 import dev.reconcile.core.SketchParams;
 import io.vertx.core.json.JsonObject;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.rocksdb.ColumnFamilyDescriptor;
-import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.DBOptions;
-import org.rocksdb.Options;
-import org.rocksdb.RocksDB;
-import org.rocksdb.RocksDBException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -45,8 +42,9 @@ import picocli.CommandLine.Spec;
  *       peer port and asks LEFT to {@code POST /repair?peer=RIGHT_HOST:PEERPORT}; LEFT runs the
  *       round over the peer protocol and answers with its report.
  *   <li>{@code rocksdb:PATH} twice (data directories of stopped agents of one cluster config):
- *       opens both stores, runs the reconciliation session between their sketches in memory, then
- *       applies each side's missing records to the other through the conflict rule.
+ *       opens both stores and runs the round of two agents between them in memory ({@link
+ *       LocalRound#repair}): the same record batches, window, partition and clock-skew checks, and
+ *       the closing verification, with the agent defaults for batching and clock skew.
  * </ul>
  */
 @Command(
@@ -58,9 +56,6 @@ import picocli.CommandLine.Spec;
       "succeeded, 2 otherwise."
     })
 final class RepairCommand implements Callable<Integer> {
-  /** Elements per {@code recordsFor}/{@code apply} chunk in the directory mode. */
-  private static final int CHUNK = 10_000;
-
   @ParentCommand ReconcileCommand parent;
 
   @Spec CommandSpec spec;
@@ -112,7 +107,7 @@ final class RepairCommand implements Callable<Integer> {
     return Commands.guarded(spec.commandLine().getErr(), this::run);
   }
 
-  private int run() throws Exception {
+  private int run() {
     boolean leftAgent = left.startsWith(AgentSideHttp.PREFIX);
     boolean rightAgent = right.startsWith(AgentSideHttp.PREFIX);
     boolean leftDir = left.startsWith("rocksdb:");
@@ -222,7 +217,12 @@ final class RepairCommand implements Callable<Integer> {
 
   // -------------------------------------------------------------------------------- directories
 
-  private int directories() throws Exception {
+  /**
+   * Both directories opened in this process and repaired by {@link LocalRound}: the same sessions,
+   * batching, checks (partition of every record, clock skew) and verification as a round between
+   * two agents, LEFT as the initiator.
+   */
+  private int directories() {
     PrintWriter out = spec.commandLine().getOut();
     Path lp = dirOf(left);
     Path rp = dirOf(right);
@@ -230,38 +230,43 @@ final class RepairCommand implements Callable<Integer> {
       throw new CliException("repair: " + left + " and " + right + " are the same directory");
     }
     EstimatorFactory estimators = parent.estimators();
-    SketchParams params = params(estimators);
-    try (ReplicaStore a = open(left, lp, params, estimators);
-        ReplicaStore b = open(right, rp, params, estimators)) {
+    AgentConfig cluster = clusterConfig();
+    SketchParams params = ReplicaAgent.sketchParams(cluster, estimators);
+    try (LocalReplica a = open(left, lp, params, estimators);
+        LocalReplica b = open(right, rp, params, estimators)) {
+      SessionConfig session =
+          new SessionConfig(
+              cluster.clusterId(),
+              a.nodeId(),
+              1,
+              null,
+              cluster.sessionLimits(),
+              false,
+              cluster.repairConfig(a::wallMillis));
+      CountingRecordStore rightRecords = new CountingRecordStore(b.records());
       long t0 = System.nanoTime();
-      LocalReconciliation rec = LocalReconciliation.run(a.sketches(), b.sketches());
-      long sessionNanos = System.nanoTime() - t0;
-      List<PartitionOutcome> outcomes = rec.outcomes();
-      long toRight = 0;
-      long toLeft = 0;
-      int equal = 0;
-      int iblt = 0;
-      int lists = 0;
-      for (PartitionOutcome o : outcomes) {
-        toRight += o.missingRemote().length;
-        toLeft += o.missingLocal().length;
-        switch (o.path()) {
-          case FAST -> equal++;
-          case IBLT -> iblt++;
-          case FALLBACK, RATELESS, BULK -> lists++;
-        }
+      ReconcileSession round;
+      try {
+        round =
+            dryRun
+                ? LocalRound.compare(session, a.sketches(), b.sketches())
+                : LocalRound.repair(session, a.sketches(), a.records(), b.sketches(), rightRecords);
+      } catch (IllegalStateException e) {
+        throw new CliException("repair " + left + " with " + right + ": " + e.getMessage());
       }
+      long sessionNanos = System.nanoTime() - t0;
+      OutcomeSummary sum = OutcomeSummary.of(round.outcomes());
       out.printf(
           "%s %s with %s: %d partitions, %d equal, %d by IBLT, %d by digest list; difference %,d%n",
           dryRun ? "dry run:" : "repaired:",
           left,
           right,
-          outcomes.size(),
-          equal,
-          iblt,
-          lists,
-          toRight + toLeft);
-      SessionStats st = rec.stats();
+          sum.partitions(),
+          sum.fastPath(),
+          sum.iblt(),
+          sum.fallback(),
+          sum.difference());
+      SessionStats st = round.stats();
       out.printf(
           "protocol (in memory): %,d bytes, %d round trips, %d doublings, %d fallbacks; session %s%n",
           st.bytesTotal(),
@@ -272,31 +277,41 @@ final class RepairCommand implements Callable<Integer> {
       if (dryRun) {
         out.printf(
             "would copy left -> right %,d records, right -> left %,d records; nothing moved%n",
-            toRight, toLeft);
+            sum.missingRemote(), sum.missingLocal());
         out.flush();
         return 0;
       }
-      // Read both directions before writing either, so that each side ships what it held.
-      List<List<ReplicaRecord>> forRight = new ArrayList<>();
-      List<List<ReplicaRecord>> forLeft = new ArrayList<>();
-      for (PartitionOutcome o : outcomes) {
-        fetch(a, o.partition(), o.missingRemote(), forRight);
-        fetch(b, o.partition(), o.missingLocal(), forLeft);
-      }
-      Moved r = apply(b, forRight);
-      Moved l = apply(a, forLeft);
+      RepairStats rs = round.repairStats();
       out.printf(
-          "records left -> right %,d (applied %,d, stale %,d), right -> left %,d (applied %,d, stale %,d)%n",
-          r.records, r.applied, r.stale, l.records, l.applied, l.stale);
-      List<Integer> differing = new ArrayList<>();
-      for (int p = 0; p < params.partitions(); p++) {
-        if (!a.sketches().fingerprint(p).equals(b.sketches().fingerprint(p))) {
-          differing.add(p);
-        }
+          "records left -> right %,d (applied %,d, stale %,d, duplicate %,d), right -> left %,d"
+              + " (applied %,d, stale %,d, duplicate %,d)%n",
+          rs.recordsSent(),
+          rightRecords.applied,
+          rightRecords.stale,
+          rightRecords.duplicate,
+          rs.recordsReceived(),
+          rs.applied(),
+          rs.stale(),
+          rs.duplicate());
+      // A record the right side received and did not pass to its store was refused for clock skew
+      // (every other check fails the round).
+      long refusedRight = rs.recordsSent() - rightRecords.records;
+      long refused = rs.clockSkewRefused() + refusedRight;
+      if (refused > 0) {
+        out.printf(
+            "refused for clock skew (version more than %s ahead of this machine's clock): by left"
+                + " %,d%s, by right %,d%n",
+            Durations.format(cluster.security().maxClockSkew()),
+            rs.clockSkewRefused(),
+            sampleKeys(rs.clockSkewKeys()),
+            refusedRight);
       }
-      if (!differing.isEmpty()) {
+      if (!rs.verified() || !rs.stillDiffering().isEmpty()) {
         throw new CliException(
-            "repair: partitions " + differing + " still differ after applying the records");
+            "repair: partitions "
+                + (rs.verified() ? rs.stillDiffering() : "(not verified)")
+                + " still differ after applying the records"
+                + (refused > 0 ? " (" + refused + " refused for clock skew)" : ""));
       }
       out.printf(
           "replicas match: every partition fingerprint equal, %,d and %,d records%n",
@@ -306,39 +321,59 @@ final class RepairCommand implements Callable<Integer> {
     }
   }
 
-  private record Moved(long records, long applied, long stale) {}
+  private static String sampleKeys(List<byte[]> keys) {
+    if (keys.isEmpty()) {
+      return "";
+    }
+    List<String> shown = new ArrayList<>(keys.size());
+    for (byte[] k : keys) {
+      shown.add(KeyCodec.encode(k));
+    }
+    return " (keys "
+        + String.join(", ", shown)
+        + (keys.size() == RepairStats.SAMPLE_KEYS ? ", ..." : "")
+        + ")";
+  }
 
-  private static void fetch(
-      ReplicaStore s, int partition, long[] elements, List<List<ReplicaRecord>> into) {
-    for (int from = 0; from < elements.length; from += CHUNK) {
-      into.add(
-          s.recordsFor(
-              partition,
-              Arrays.copyOfRange(elements, from, Math.min(elements.length, from + CHUNK))));
+  /**
+   * The right side's records as the responder reaches them, with what reached its store counted.
+   */
+  private static final class CountingRecordStore implements RecordStore {
+    private final RecordStore store;
+    long records;
+    long applied;
+    long stale;
+    long duplicate;
+
+    CountingRecordStore(RecordStore store) {
+      this.store = store;
+    }
+
+    @Override
+    public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+      return store.recordsFor(partition, elements);
+    }
+
+    @Override
+    public ApplyOutcome apply(List<ReplicaRecord> batch) {
+      ApplyOutcome o = store.apply(batch);
+      records += batch.size();
+      applied += o.applied();
+      stale += o.stale();
+      duplicate += o.duplicate();
+      return o;
     }
   }
 
-  private static Moved apply(ReplicaStore s, List<List<ReplicaRecord>> batches) {
-    long records = 0;
-    long applied = 0;
-    long stale = 0;
-    for (List<ReplicaRecord> b : batches) {
-      ApplyOutcome r = s.apply(b);
-      records += b.size();
-      applied += r.applied();
-      stale += r.stale();
-    }
-    return new Moved(records, applied, stale);
-  }
-
-  private SketchParams params(EstimatorFactory estimators) {
+  /** The cluster settings of the stopped agents, as far as the command line gives them. */
+  private AgentConfig clusterConfig() {
     Map<String, String> m = new HashMap<>();
     m.put("node-id", "cli");
     m.put("hash-seed", hashSeed);
     m.put("partitions-log2", Integer.toString(partitionsLog2));
     m.put("iblt-max-log2", Integer.toString(ibltMaxLog2));
     try {
-      return ReplicaAgent.sketchParams(AgentConfig.fromMap(m), estimators);
+      return AgentConfig.fromMap(m);
     } catch (RuntimeException e) {
       throw new CliException("repair: " + Commands.oneLine(e));
     }
@@ -357,56 +392,16 @@ final class RepairCommand implements Callable<Integer> {
   }
 
   /** Opens an agent's store for writing under the node id it was created with. */
-  private static ReplicaStore open(
+  private static LocalReplica open(
       String side, Path dir, SketchParams params, EstimatorFactory estimators) {
-    String node = storedNodeId(side, dir);
     try {
-      return ReplicaStore.open(
-          StoreOptions.builder(dir, params, estimators).nodeId(node).readOnly(false).build());
-    } catch (StoreException e) {
-      String m = Commands.oneLine(e);
+      return LocalReplica.openExisting(dir, params, estimators);
+    } catch (RuntimeException e) {
+      String m = String.valueOf(e.getMessage()).replace('\n', ' ');
       if (m.contains("lock")) {
         m += " (is an agent running on it? use agent:HOST:PORT for running agents)";
       }
       throw new CliException(side + ": " + m);
-    }
-  }
-
-  /** The node id in the store's meta column family, read with a read-only open. */
-  private static String storedNodeId(String side, Path dir) {
-    RocksDB.loadLibrary();
-    List<byte[]> families;
-    try (Options o = new Options()) {
-      families = RocksDB.listColumnFamilies(o, dir.toString());
-    } catch (RocksDBException e) {
-      throw new CliException(side + ": cannot read the column families: " + e.getMessage());
-    }
-    int meta = -1;
-    List<ColumnFamilyDescriptor> ds = new ArrayList<>();
-    for (int i = 0; i < families.size(); i++) {
-      ds.add(new ColumnFamilyDescriptor(families.get(i)));
-      if (Arrays.equals(families.get(i), "meta".getBytes(StandardCharsets.US_ASCII))) {
-        meta = i;
-      }
-    }
-    if (meta < 0) {
-      throw new CliException(
-          side + ": not a reconcile agent's data directory (no meta column family)");
-    }
-    List<ColumnFamilyHandle> handles = new ArrayList<>();
-    try (DBOptions o = new DBOptions();
-        RocksDB db = RocksDB.openReadOnly(o, dir.toString(), ds, handles)) {
-      try {
-        byte[] id = db.get(handles.get(meta), "node_id".getBytes(StandardCharsets.US_ASCII));
-        if (id == null) {
-          throw new CliException(side + ": the store has no node id in its meta column family");
-        }
-        return new String(id, StandardCharsets.UTF_8);
-      } finally {
-        handles.forEach(ColumnFamilyHandle::close);
-      }
-    } catch (RocksDBException e) {
-      throw new CliException(side + ": cannot open: " + e.getMessage());
     }
   }
 }

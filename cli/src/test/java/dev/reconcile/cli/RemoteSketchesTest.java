@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
-import dev.reconcile.agent.store.NodeIds;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.ReplicaRecord;
@@ -53,32 +53,33 @@ class RemoteSketchesTest {
     EstimatorFactory f = StrataEstimatorFactory.defaults();
     try (ReplicaAgent a = start("a", "s1");
         ReplicaAgent c = start("c", "s1")) {
-      long origin = NodeIds.origin("loader");
-      long version = a.store().clock().now();
+      LocalReplica ra = LocalReplica.of(a);
+      LocalReplica rc = LocalReplica.of(c);
+      long origin = LocalReplica.origin("loader");
+      long version = ra.newVersion();
       List<ReplicaRecord> common = new ArrayList<>();
       for (int i = 0; i < 20_000; i++) {
         common.add(new ReplicaRecord(b("k" + i), b("v" + i), version, origin, false));
       }
-      a.store().putAll(common);
-      c.store().putAll(common);
+      ra.putAll(common);
+      rc.putAll(common);
       TreeSet<String> onlyA = new TreeSet<>();
       for (int i = 0; i < 300; i++) {
-        a.store().put(b("only-a-" + i), b("x"));
+        ra.put(b("only-a-" + i), b("x"));
         onlyA.add("only-a-" + i);
-        c.store().put(b("only-c-" + i), b("y"));
+        rc.put(b("only-c-" + i), b("y"));
       }
-      a.store().put(b("k7"), b("changed on a"));
+      ra.put(b("k7"), b("changed on a"));
       onlyA.add("k7");
 
       SketchParams p = ReplicaAgent.sketchParams(a.config(), f);
-      LocalReconciliation direct =
-          LocalReconciliation.run(a.store().sketches(), c.store().sketches());
+      LocalReconciliation direct = LocalReconciliation.run(ra.sketches(), rc.sketches());
       LocalReconciliation viaHttp = LocalReconciliation.run(remote(a, p, f), remote(c, p, f));
       assertThat(viaHttp.leftOnly()).isEqualTo(direct.leftOnly()).hasSize(301);
       assertThat(viaHttp.rightOnly()).isEqualTo(direct.rightOnly()).hasSize(301);
       assertThat(viaHttp.stats().estimatorBytes()).isPositive();
       // One side in memory-backed store form, the other remote: same answer.
-      LocalReconciliation mixed = LocalReconciliation.run(a.store().sketches(), remote(c, p, f));
+      LocalReconciliation mixed = LocalReconciliation.run(ra.sketches(), remote(c, p, f));
       assertThat(mixed.leftOnly()).isEqualTo(direct.leftOnly());
 
       AgentSide side = new AgentSide("agent:127.0.0.1:" + a.httpPort(), null, T);

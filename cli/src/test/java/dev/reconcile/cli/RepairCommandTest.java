@@ -2,10 +2,12 @@ package dev.reconcile.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
-import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.agent.RoundReport;
 import dev.reconcile.core.ReplicaRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,7 +29,7 @@ class RepairCommandTest {
   private static final long SEED = 20251130L;
 
   private Map<String, String> config(String node) {
-    return dev.reconcile.agent.AgentCluster.baseConfig(node, dir);
+    return AgentCluster.baseConfig(node, dir);
   }
 
   private ReplicaAgent start(String node) throws Exception {
@@ -34,10 +37,10 @@ class RepairCommandTest {
   }
 
   /** Common records on both, records only on each side, conflicting writes and a delete. */
-  private static void diverge(ReplicaStore a, ReplicaStore b) {
+  private static void diverge(LocalReplica a, LocalReplica b) {
     SplittableRandom rnd = new SplittableRandom(SEED);
-    long origin = NodeIds.origin("loader");
-    long version = a.clock().now();
+    long origin = LocalReplica.origin("loader");
+    long version = a.newVersion();
     List<ReplicaRecord> common = new ArrayList<>();
     for (int i = 0; i < 3000; i++) {
       common.add(
@@ -60,7 +63,7 @@ class RepairCommandTest {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  static TreeMap<String, String> contents(ReplicaStore s) {
+  static TreeMap<String, String> contents(LocalReplica s) {
     TreeMap<String, String> m = new TreeMap<>();
     s.forEachRecord(
         r ->
@@ -82,9 +85,9 @@ class RepairCommandTest {
   void repairBetweenAgentsConvergesAndDryRunMovesNothing() throws Exception {
     try (ReplicaAgent a = start("a");
         ReplicaAgent b = start("b")) {
-      diverge(a.store(), b.store());
-      TreeMap<String, String> beforeA = contents(a.store());
-      TreeMap<String, String> beforeB = contents(b.store());
+      diverge(LocalReplica.of(a), LocalReplica.of(b));
+      TreeMap<String, String> beforeA = contents(LocalReplica.of(a));
+      TreeMap<String, String> beforeB = contents(LocalReplica.of(b));
       assertThat(beforeA).isNotEqualTo(beforeB);
 
       Cli.Result dry = Cli.runProduction("repair", http(a), http(b), "--dry-run");
@@ -93,14 +96,14 @@ class RepairCommandTest {
           .contains("dry run:")
           .contains("nothing moved")
           .contains("difference 102");
-      assertThat(contents(a.store())).isEqualTo(beforeA);
-      assertThat(contents(b.store())).isEqualTo(beforeB);
+      assertThat(contents(LocalReplica.of(a))).isEqualTo(beforeA);
+      assertThat(contents(LocalReplica.of(b))).isEqualTo(beforeB);
 
       Cli.Result r = Cli.runProduction("repair", http(a), http(b));
       assertThat(r.status()).as("stderr: %s", r.err()).isZero();
       assertThat(r.out()).contains("repaired:").contains("records left -> right");
-      assertThat(contents(a.store())).isEqualTo(contents(b.store()));
-      assertThat(contents(a.store())).containsKey("only-b-7").containsKey("only-a-3");
+      assertThat(contents(LocalReplica.of(a))).isEqualTo(contents(LocalReplica.of(b)));
+      assertThat(contents(LocalReplica.of(a))).containsKey("only-b-7").containsKey("only-a-3");
 
       Cli.Result again = Cli.runProduction("repair", http(a), http(b));
       assertThat(again.status()).isZero();
@@ -112,7 +115,7 @@ class RepairCommandTest {
   void statusPrintsTheNodeAndLastRounds() throws Exception {
     try (ReplicaAgent a = start("alpha");
         ReplicaAgent b = start("beta")) {
-      diverge(a.store(), b.store());
+      diverge(LocalReplica.of(a), LocalReplica.of(b));
       Cli.Result s = Cli.runProduction("status", "127.0.0.1:" + a.httpPort());
       assertThat(s.status()).as("stderr: %s", s.err()).isZero();
       assertThat(s.out())
@@ -185,9 +188,9 @@ class RepairCommandTest {
     TreeMap<String, String> beforeB;
     try (ReplicaAgent a = start("a");
         ReplicaAgent b = start("b")) {
-      diverge(a.store(), b.store());
-      beforeA = contents(a.store());
-      beforeB = contents(b.store());
+      diverge(LocalReplica.of(a), LocalReplica.of(b));
+      beforeA = contents(LocalReplica.of(a));
+      beforeB = contents(LocalReplica.of(b));
     }
     String[] params = {
       "--hash-seed", "test-seed", "--partitions-log2", "3", "--iblt-max-log2", "12"
@@ -209,9 +212,79 @@ class RepairCommandTest {
 
     try (ReplicaAgent a = start("a");
         ReplicaAgent b = start("b")) {
-      assertThat(contents(a.store())).isEqualTo(contents(b.store()));
-      assertThat(contents(a.store())).containsAllEntriesOf(onlyKeysOf(beforeB, "only-b-"));
-      assertThat(contents(b.store())).containsAllEntriesOf(onlyKeysOf(beforeA, "only-a-"));
+      assertThat(contents(LocalReplica.of(a))).isEqualTo(contents(LocalReplica.of(b)));
+      assertThat(contents(LocalReplica.of(a))).containsAllEntriesOf(onlyKeysOf(beforeB, "only-b-"));
+      assertThat(contents(LocalReplica.of(b))).containsAllEntriesOf(onlyKeysOf(beforeA, "only-a-"));
+    }
+  }
+
+  /**
+   * A record whose version lies two hours ahead (more than max-clock-skew, 1 h) on each side: the
+   * directory repair refuses both, moves everything else, reports the refusals and the partitions
+   * that still differ, and exits 2; two agents on the same directories then refuse the same record
+   * and leave the same partitions differing.
+   */
+  @Test
+  void directoryRepairRefusesRecordsFromTheFutureAsAgentsDo() throws Exception {
+    long future = ReplicaRecord.version(System.currentTimeMillis() + 2 * 3_600_000L, 0);
+    long skewed = LocalReplica.origin("skewed-writer");
+    try (ReplicaAgent a = start("a");
+        ReplicaAgent b = start("b")) {
+      diverge(LocalReplica.of(a), LocalReplica.of(b));
+      LocalReplica.of(a)
+          .putAll(
+              List.of(new ReplicaRecord(bytes("ahead-on-a"), bytes("x"), future, skewed, false)));
+      LocalReplica.of(b)
+          .putAll(
+              List.of(new ReplicaRecord(bytes("ahead-on-b"), bytes("y"), future, skewed, false)));
+    }
+    String left = "rocksdb:" + dir.resolve("a");
+    String right = "rocksdb:" + dir.resolve("b");
+    Cli.Result r =
+        Cli.run(
+            "repair",
+            left,
+            right,
+            "--hash-seed",
+            "test-seed",
+            "--partitions-log2",
+            "3",
+            "--iblt-max-log2",
+            "12");
+    assertThat(r.status()).as("stdout: %s", r.out()).isEqualTo(2);
+    assertThat(r.out())
+        .contains("repaired:")
+        .contains("difference 104")
+        .containsPattern(
+            "records left -> right \\d+ \\(applied \\d+, stale \\d+, duplicate \\d+\\),"
+                + " right -> left \\d+ \\(applied \\d+, stale \\d+, duplicate \\d+\\)")
+        .contains("refused for clock skew (version more than 1h ahead of this machine's clock)")
+        .contains("by left 1 (keys ahead-on-b), by right 1")
+        .doesNotContain("replicas match");
+    String error = r.errLines().get(0);
+    assertThat(r.errLines()).hasSize(1);
+    assertThat(error).contains("still differ").contains("(2 refused for clock skew)");
+
+    try (ReplicaAgent a = start("a");
+        ReplicaAgent b = start("b")) {
+      TreeMap<String, String> onA = contents(LocalReplica.of(a));
+      TreeMap<String, String> onB = contents(LocalReplica.of(b));
+      assertThat(onA).doesNotContainKey("ahead-on-b").containsKey("only-b-7");
+      assertThat(onB).doesNotContainKey("ahead-on-a").containsKey("only-a-7");
+      onA.remove("ahead-on-a");
+      onB.remove("ahead-on-b");
+      assertThat(onA).isEqualTo(onB);
+
+      RoundReport agents =
+          a.repair(new HostPort("127.0.0.1", b.peerPort()), false)
+              .toCompletionStage()
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(agents.ok).as("error: %s", agents.error).isTrue();
+      assertThat(agents.clockSkewRefused).isEqualTo(1);
+      assertThat(agents.clockSkewKeys).containsExactly("ahead-on-b");
+      assertThat(agents.missingLocal + agents.missingRemote).isEqualTo(2);
+      assertThat(error).contains("partitions " + agents.stillDiffering + " still differ");
     }
   }
 

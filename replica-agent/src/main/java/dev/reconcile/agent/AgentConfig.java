@@ -2,6 +2,7 @@ package dev.reconcile.agent;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.reconcile.core.RepairConfig;
 import dev.reconcile.core.SessionLimits;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 
 /**
  * Every setting of an agent. Loaded from one YAML or JSON file ({@code --config}) with command-line
@@ -288,6 +290,22 @@ public record AgentConfig(
   /** The caps a session of this agent enforces. */
   public SessionLimits sessionLimits() {
     return new SessionLimits(maxListedElements, SessionLimits.DEFAULT.chunkElements());
+  }
+
+  /**
+   * How sessions of this agent stream records: {@code repair-window} batches in flight of up to
+   * {@code batch-records} records or {@code batch-bytes}; a received batch may hold as many records
+   * as any agent may send; records more than {@code max-clock-skew} ahead of {@code wallMillis} are
+   * refused.
+   */
+  public RepairConfig repairConfig(LongSupplier wallMillis) {
+    return new RepairConfig(
+        repairWindow,
+        batchRecords,
+        batchBytes,
+        MAX_BATCH_RECORDS,
+        security.maxClockSkew().toMillis(),
+        wallMillis);
   }
 
   /** Rejected configuration, with a message naming the key. */

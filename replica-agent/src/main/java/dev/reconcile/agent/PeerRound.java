@@ -55,6 +55,9 @@ final class PeerRound {
   private int pendingSteps;
   private boolean failing;
 
+  /** Why the peer closed, while frames it sent before closing are still being processed. */
+  private String closedWhileBusy;
+
   PeerRound(AgentRuntime rt, FrameChannel ch, ReconcileSession session, String peerLabel) {
     this.rt = rt;
     this.ch = ch;
@@ -184,6 +187,12 @@ final class PeerRound {
       }
       return;
     }
+    if (closedWhileBusy != null) {
+      if (pendingSteps == 0) {
+        fail("connection lost: " + closedWhileBusy);
+      }
+      return;
+    }
     for (Envelope e : d.frames()) {
       ch.send(e);
     }
@@ -225,6 +234,10 @@ final class PeerRound {
     if (ch.violation() != null) {
       rt.metrics().refused(ch.violation());
       fail("refused the peer: " + reason);
+    } else if (pendingSteps > 0) {
+      // Frames the peer sent before closing (a refusal, a failed-apply acknowledgement) are still
+      // being processed: the session's own ending, if they bring one, is the better report.
+      closedWhileBusy = reason;
     } else {
       fail("connection lost: " + reason);
     }

@@ -252,14 +252,7 @@ final class PeerService {
 
   /** A session of this agent: its identity, limits and repair settings. */
   private SessionConfig sessionConfig(long sessionId, int[] partitions) {
-    RepairConfig repair =
-        new RepairConfig(
-            config.repairWindow(),
-            config.batchRecords(),
-            config.batchBytes(),
-            AgentConfig.MAX_BATCH_RECORDS, // what any agent may send, whatever this one sends
-            config.security().maxClockSkew().toMillis(),
-            rt.store().clock()::wallMillis);
+    RepairConfig repair = config.repairConfig(rt.store().clock()::wallMillis);
     return new SessionConfig(
         config.clusterId(), config.nodeId(), sessionId, partitions, rt.limits(), false, repair);
   }

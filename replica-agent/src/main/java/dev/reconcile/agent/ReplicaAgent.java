@@ -63,18 +63,7 @@ public final class ReplicaAgent implements AutoCloseable {
    */
   public static ReplicaAgent start(AgentConfig config, EstimatorFactory given) throws Exception {
     long t0 = System.nanoTime();
-    EstimatorFactory estimators = ScaledEstimators.wrap(given, config.estimatorScale());
-    long offset = config.clockOffset().toMillis();
-    ReplicaStore store =
-        ReplicaStore.open(
-            StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
-                .nodeId(config.nodeId())
-                .tombstoneGrace(config.tombstoneGrace())
-                .clock(
-                    offset == 0
-                        ? HybridClock.system()
-                        : new HybridClock(() -> System.currentTimeMillis() + offset))
-                .build());
+    ReplicaStore store = openStore(config, given);
     ReplicaAgent agent = new ReplicaAgent(config, store);
     agent.metrics.lastRebuildMillis.set((System.nanoTime() - t0) / 1_000_000);
     try {
@@ -100,6 +89,25 @@ public final class ReplicaAgent implements AutoCloseable {
         config.peers().size(),
         Durations.format(config.repairInterval()));
     return agent;
+  }
+
+  /**
+   * Opens (creating when missing) the store of an agent with {@code config}: its data directory,
+   * node id, sketch parameters, tombstone grace and clock offset, estimators scaled by {@code
+   * estimator-scale}.
+   */
+  static ReplicaStore openStore(AgentConfig config, EstimatorFactory given) {
+    EstimatorFactory estimators = ScaledEstimators.wrap(given, config.estimatorScale());
+    long offset = config.clockOffset().toMillis();
+    return ReplicaStore.open(
+        StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
+            .nodeId(config.nodeId())
+            .tombstoneGrace(config.tombstoneGrace())
+            .clock(
+                offset == 0
+                    ? HybridClock.system()
+                    : new HybridClock(() -> System.currentTimeMillis() + offset))
+            .build());
   }
 
   private void startBackground() {

@@ -2,10 +2,9 @@ package dev.reconcile.cli.bench;
 
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
-import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,7 +23,7 @@ import java.util.function.Consumer;
  * in this JVM, with agent default sketch parameters (16 partitions, tables up to 2^15 cells).
  *
  * <ul>
- *   <li><b>latency</b>: both agents bulk-loaded ({@link ReplicaStore#putAll}) with {@code n}
+ *   <li><b>latency</b>: both agents bulk-loaded ({@link LocalReplica#putAll}) with {@code n}
  *       records differing in {@code d}; warm-up rounds, then timed dry-run rounds (the session runs
  *       in full, nothing is streamed, so the data stays divergent). Wall time is {@code
  *       System.nanoTime} around {@code repair(peer, dryRun=true)}; the agent's own {@code
@@ -94,7 +93,7 @@ public final class AgentBench {
         try (ReplicaAgent a = start("a", dir);
             ReplicaAgent b = start("b", dir)) {
           long t0 = System.nanoTime();
-          load(a.store(), b.store(), n, d, 100);
+          load(LocalReplica.of(a), LocalReplica.of(b), n, d, 100);
           double loadSeconds = (System.nanoTime() - t0) / 1e9;
           log.accept(String.format("latency n=%,d: loaded both agents in %.1f s", n, loadSeconds));
           HostPort peer = new HostPort("127.0.0.1", b.peerPort());
@@ -140,13 +139,13 @@ public final class AgentBench {
   }
 
   /** Loads {@code n} records on a (and {@code n - ceil(d/2) + floor(d/2)} on b) differing in d. */
-  private static void load(ReplicaStore a, ReplicaStore b, long n, long d, int valueBytes) {
+  private static void load(LocalReplica a, LocalReplica b, long n, long d, int valueBytes) {
     SplittableRandom rnd = new SplittableRandom(n * 7919 + d);
     long onlyA = (d + 1) / 2;
     long onlyB = d / 2;
     long common = n - onlyA;
-    long origin = NodeIds.origin("loader");
-    long version = a.clock().now();
+    long origin = LocalReplica.origin("loader");
+    long version = a.newVersion();
     List<ReplicaRecord> batch = new ArrayList<>(10_000);
     for (long i = 0; i < common; i++) {
       batch.add(new ReplicaRecord(key("k", i), value(rnd, valueBytes), version, origin, false));
@@ -181,11 +180,12 @@ public final class AgentBench {
         ReplicaAgent b = start("b", dir)) {
       HostPort peer = new HostPort("127.0.0.1", b.peerPort());
       SplittableRandom rnd = new SplittableRandom(valueBytes * 31L + records);
-      long origin = NodeIds.origin("loader");
+      LocalReplica ra = LocalReplica.of(a);
+      long origin = LocalReplica.origin("loader");
       double[] rps = new double[trials];
       double[] mbps = new double[trials];
       for (int t = 0; t < trials; t++) {
-        long version = a.store().clock().now();
+        long version = ra.newVersion();
         List<ReplicaRecord> batch = new ArrayList<>();
         long batchBytes = 0;
         for (int i = 0; i < records; i++) {
@@ -194,12 +194,12 @@ public final class AgentBench {
                   key("s" + t + "-", i), value(rnd, valueBytes), version, origin, false));
           batchBytes += valueBytes;
           if (batch.size() == 10_000 || batchBytes >= (64L << 20)) {
-            a.store().putAll(batch);
+            ra.putAll(batch);
             batch.clear();
             batchBytes = 0;
           }
         }
-        a.store().putAll(batch);
+        ra.putAll(batch);
         awaitIdle(a, b);
         RoundReport rep = round(a, peer, false);
         if (rep.recordsSent != records) {

@@ -2,9 +2,9 @@ package dev.reconcile.cli.replay;
 
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
-import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.ReplicaRecord;
 import java.net.InetSocketAddress;
@@ -131,7 +131,7 @@ public final class InJvmCluster implements Cluster {
 
   @Override
   public List<String> fingerprints(String name) {
-    ReplicaStore s = agent(name).store();
+    LocalReplica s = LocalReplica.of(agent(name));
     List<String> out = new ArrayList<>();
     for (int p = 0; p < s.sketches().params().partitions(); p++) {
       Fingerprint f = s.sketches().fingerprint(p);
@@ -142,7 +142,7 @@ public final class InJvmCluster implements Cluster {
 
   @Override
   public Map<String, Observed> read(String name, List<String> keys) {
-    ReplicaStore s = agent(name).store();
+    LocalReplica s = LocalReplica.of(agent(name));
     Map<String, Observed> out = new HashMap<>();
     for (String k : keys) {
       Optional<ReplicaRecord> r = s.get(Model.keyBytes(k));

@@ -2,16 +2,12 @@ package dev.reconcile.cli.replay;
 
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.KeyCodec;
+import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
-import dev.reconcile.agent.store.HybridClock;
-import dev.reconcile.agent.store.NodeIds;
-import dev.reconcile.agent.store.ReplicaStore;
-import dev.reconcile.agent.store.StoreOptions;
 import dev.reconcile.cli.replay.Scenario.Event;
 import dev.reconcile.cli.replay.Scenario.Keys;
 import dev.reconcile.cli.replay.Scenario.Size;
 import dev.reconcile.cli.replay.ScenarioReport.Check;
-import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.estimator.StrataEstimatorFactory;
@@ -57,7 +53,7 @@ public final class ScenarioRunner {
           "idle-timeout", "5s");
 
   /** Origin of seeded (initial) records: as if an earlier writer had replicated them everywhere. */
-  static final long SEED_ORIGIN = NodeIds.origin("replay-seed-writer");
+  static final long SEED_ORIGIN = LocalReplica.origin("replay-seed-writer");
 
   private final Scenario s;
   private final Cluster cluster;
@@ -300,19 +296,13 @@ public final class ScenarioRunner {
     if (from == null && records.isEmpty()) {
       return;
     }
-    EstimatorFactory est = StrataEstimatorFactory.defaults();
-    try (ReplicaStore store =
-        ReplicaStore.open(
-            StoreOptions.builder(data, ReplicaAgent.sketchParams(ac, est), est)
-                .nodeId(name)
-                .tombstoneGrace(ac.tombstoneGrace())
-                .build())) {
+    try (LocalReplica store = LocalReplica.open(ac)) {
       if (from != null) {
         store.forEachRecord(r -> model.ack(name, r));
         initialRecords += store.recordCount();
       }
       for (int i = 0; i < records.size(); i += 10_000) {
-        store.apply(records.subList(i, Math.min(records.size(), i + 10_000)));
+        store.records().apply(records.subList(i, Math.min(records.size(), i + 10_000)));
       }
     } catch (RuntimeException e) {
       throw new ScenarioException(
@@ -459,7 +449,7 @@ public final class ScenarioRunner {
                 + name
                 + " is down (restart it first)");
       }
-      long origin = NodeIds.origin(name);
+      long origin = LocalReplica.origin(name);
       for (int i = 0; i < keys.size(); i++) {
         byte[] key = keys.get(i);
         if (w.delete()) {
@@ -776,7 +766,7 @@ public final class ScenarioRunner {
     }
     return (o.tombstone() ? "tombstone" : o.value().length + "B")
         + "@"
-        + HybridClock.describe(o.version())
+        + ReplicaRecord.describeVersion(o.version())
         + "/"
         + Long.toHexString(o.origin());
   }
@@ -784,7 +774,7 @@ public final class ScenarioRunner {
   private static String describe(ReplicaRecord r) {
     return (r.tombstone() ? "tombstone" : r.value().length + "B")
         + "@"
-        + HybridClock.describe(r.version())
+        + ReplicaRecord.describeVersion(r.version())
         + "/"
         + Long.toHexString(r.origin());
   }

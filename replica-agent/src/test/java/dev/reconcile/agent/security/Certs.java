@@ -56,12 +56,22 @@ final class Certs {
     return write(dir, name, sign(b, k), k);
   }
 
-  /** A node certificate signed by {@code ca}. */
+  /** A node certificate signed by {@code ca}, for 127.0.0.1 and localhost. */
   static Issued node(Path dir, Issued ca, String name) throws Exception {
+    return node(
+        dir,
+        ca,
+        name,
+        new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
+        new GeneralName(GeneralName.dNSName, "localhost"));
+  }
+
+  /** A node certificate signed by {@code ca} with the given subject alternative names. */
+  static Issued node(Path dir, Issued ca, String name, GeneralName... sans) throws Exception {
     KeyPair k = keys();
     X509v3CertificateBuilder b =
         builder(new X500Name("CN=" + ca.name()), new X500Name("CN=" + name), k);
-    nodeExtensions(b);
+    nodeExtensions(b, sans);
     return write(dir, name, sign(b, ca.keys()), k);
   }
 
@@ -70,7 +80,10 @@ final class Certs {
     KeyPair k = keys();
     X500Name subject = new X500Name("CN=" + name);
     X509v3CertificateBuilder b = builder(subject, subject, k);
-    nodeExtensions(b);
+    nodeExtensions(
+        b,
+        new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
+        new GeneralName(GeneralName.dNSName, "localhost"));
     return write(dir, name, sign(b, k), k);
   }
 
@@ -99,7 +112,8 @@ final class Certs {
     return c;
   }
 
-  private static void nodeExtensions(X509v3CertificateBuilder b) throws IOException {
+  private static void nodeExtensions(X509v3CertificateBuilder b, GeneralName... sans)
+      throws IOException {
     b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
     b.addExtension(
         Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyAgreement));
@@ -108,14 +122,7 @@ final class Certs {
         false,
         new ExtendedKeyUsage(
             new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}));
-    b.addExtension(
-        Extension.subjectAlternativeName,
-        false,
-        new GeneralNames(
-            new GeneralName[] {
-              new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
-              new GeneralName(GeneralName.dNSName, "localhost")
-            }));
+    b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(sans));
   }
 
   private static KeyPair keys() throws GeneralSecurityException {

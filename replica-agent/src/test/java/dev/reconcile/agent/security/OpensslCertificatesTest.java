@@ -51,7 +51,7 @@ class OpensslCertificatesTest {
           -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
         for n in a b; do
           openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \\
-            -subj "/CN=node-$n" -keyout node-$n.key -out node-$n.csr
+            -subj "/CN=$n" -keyout node-$n.key -out node-$n.csr
           printf "basicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature,keyAgreement\\nextendedKeyUsage=serverAuth,clientAuth\\nsubjectAltName=IP:127.0.0.1,DNS:localhost\\n" > node-$n.ext
           openssl x509 -req -in node-$n.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 825 \\
             -extfile node-$n.ext -out node-$n.crt

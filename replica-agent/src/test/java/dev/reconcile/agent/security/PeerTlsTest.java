@@ -73,6 +73,55 @@ class PeerTlsTest {
   }
 
   @Test
+  void aNodeSpeakingWithAnotherNodesCertificateIsRefused() throws Exception {
+    try (Agents c = new Agents(dir)) {
+      ReplicaAgent b = c.start("b", tls(nodeB, ca));
+      load(b, "secret", 100, 20);
+      // Node "c" holds a valid certificate of the cluster CA, but it was issued to "a".
+      ReplicaAgent impostor = c.start("c", tls(nodeA, ca));
+      load(impostor, "junk", 30, 20);
+      RoundReport in = repair(impostor, b);
+      assertThat(in.ok).isFalse();
+      assertThat(in.error).contains("UNAUTHORIZED").contains("issued to [a");
+      RoundReport out = repair(b, impostor);
+      assertThat(out.ok).isFalse();
+      assertThat(out.error).contains("peer says it is node 'c'");
+      assertThat(b.store().recordCount()).isEqualTo(100);
+      assertThat(impostor.store().recordCount()).isEqualTo(30);
+      assertThat(refusals(b, "unauthorized")).isPositive();
+      // Without pinning the CA alone vouches, and the round goes through.
+      ReplicaAgent unpinned = c.start("d", withPin(tls(nodeA, ca), false));
+      ReplicaAgent lenientB = c.start("e", withPin(tls(nodeB, ca), false));
+      assertThat(repair(unpinned, lenientB).ok).isTrue();
+    }
+  }
+
+  @Test
+  void aServerWhoseCertificateDoesNotNameTheAddressIsRefused() throws Exception {
+    Certs.Issued elsewhere =
+        Certs.node(
+            java.nio.file.Files.createDirectories(dir.resolve("elsewhere")),
+            ca,
+            "b",
+            new org.bouncycastle.asn1.x509.GeneralName(
+                org.bouncycastle.asn1.x509.GeneralName.dNSName, "b.example"));
+    try (Agents c = new Agents(dir)) {
+      ReplicaAgent b = c.start("b", tls(elsewhere, ca));
+      ReplicaAgent a = c.start("a", tls(nodeA, ca));
+      load(a, "k", 50, 10);
+      RoundReport r = repair(a, b); // a connects to 127.0.0.1, which b's certificate does not name
+      assertThat(r.ok).isFalse();
+      assertThat(b.store().recordCount()).isZero();
+    }
+  }
+
+  static Map<String, String> withPin(Map<String, String> m, boolean pin) {
+    Map<String, String> out = new HashMap<>(m);
+    out.put("tls-pin-node-id", Boolean.toString(pin));
+    return out;
+  }
+
+  @Test
   void peersWithoutAValidCertificateGetNothing() throws Exception {
     try (Agents c = new Agents(dir)) {
       ReplicaAgent b = c.start("b", tls(nodeB, ca));

@@ -15,6 +15,7 @@ import dev.reconcile.core.MemorySketches;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -630,6 +631,56 @@ class ReplicaStoreTest {
       assertThat(got).as("%s partition %d", ctx, p).isEqualTo(new HashSet<>(byPartition.get(p)));
       assertThat(s.recordsFor(p, new long[] {rnd.nextLong()})).isEmpty();
     }
+  }
+
+  @Test
+  void readNodeIdReadsTheMetaRowWithoutOpeningTheStore() throws Exception {
+    Path store = dir.resolve("store");
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s =
+        ReplicaStore.open(Fixtures.options(store, "node-a", PARAMS, ms).build())) {
+      s.put(bytes("k"), bytes("v"));
+      assertThat(ReplicaStore.readNodeId(store)).as("while the store is open").isEqualTo("node-a");
+    }
+    assertThat(ReplicaStore.readNodeId(store)).isEqualTo("node-a");
+    try (ReplicaStore s =
+        ReplicaStore.open(Fixtures.options(store, "node-a", PARAMS, ms).build())) {
+      assertThat(s.get(bytes("k"))).isPresent();
+    }
+
+    Path empty = Files.createDirectories(dir.resolve("empty"));
+    assertThatThrownBy(() -> ReplicaStore.readNodeId(empty))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("no store at " + empty.toAbsolutePath())
+        .hasMessageContaining("no RocksDB CURRENT file");
+
+    Path plain = dir.resolve("plain");
+    try (Options o = new Options().setCreateIfMissing(true);
+        RocksDB db = RocksDB.open(o, plain.toString())) {
+      db.put(bytes("k"), bytes("v"));
+    }
+    assertThatThrownBy(() -> ReplicaStore.readNodeId(plain))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("without a meta column family");
+
+    Path noNode = dir.resolve("no-node");
+    List<ColumnFamilyHandle> handles = new ArrayList<>();
+    try (DBOptions o =
+            new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
+        RocksDB db =
+            RocksDB.open(
+                o,
+                noNode.toString(),
+                List.of(
+                    new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY),
+                    new ColumnFamilyDescriptor(bytes("meta"))),
+                handles)) {
+      db.put(bytes("k"), bytes("v"));
+      handles.forEach(ColumnFamilyHandle::close);
+    }
+    assertThatThrownBy(() -> ReplicaStore.readNodeId(noNode))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("has no node id");
   }
 
   interface Mutator {

@@ -1,0 +1,382 @@
+package dev.reconcile.agent.store;
+
+import static dev.reconcile.agent.store.StoreDb.EMPTY;
+import static dev.reconcile.agent.store.StoreDb.decodeOrNull;
+import static dev.reconcile.agent.store.StoreDb.longBytes;
+
+import dev.reconcile.agent.store.RecordCodec.Stored;
+import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.ConflictRule;
+import dev.reconcile.core.ReplicaRecord;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+
+/**
+ * The store's write path: local put and delete, repair {@code apply} through the {@link
+ * ConflictRule}, and the tombstone purge. Every write is one {@link WriteBatch} that updates the
+ * record, its digest index rows and the clock high-water mark together, committed under the writer
+ * lock; the sketches and counters change only after RocksDB accepted the batch, so a failed write
+ * leaves both unchanged.
+ */
+final class RecordWriter {
+  private final StoreDb s;
+  private final StoreSketches sketches;
+  private final HybridClock clock;
+  private final long origin;
+  private final WriteBatch batch; // reused under the writer lock
+  private final AtomicLong recordCount;
+  private final LongAdder localWrites = new LongAdder();
+  private final LongAdder appliedRecords = new LongAdder();
+  private final LongAdder purgedTombstones = new LongAdder();
+  private volatile FaultInjector faultInjector = FaultInjector.NONE;
+
+  RecordWriter(StoreDb s, StoreSketches sketches, HybridClock clock, long origin) {
+    this.s = s;
+    this.sketches = sketches;
+    this.clock = clock;
+    this.origin = origin;
+    this.batch = s.own(new WriteBatch());
+    this.recordCount = new AtomicLong(sketches.rebuiltRecords());
+  }
+
+  long recordCount() {
+    return recordCount.get();
+  }
+
+  StoreStats stats() {
+    return sketches.stats(
+        recordCount.get(), localWrites.sum(), appliedRecords.sum(), purgedTombstones.sum());
+  }
+
+  void faultInjector(FaultInjector f) {
+    faultInjector = f == null ? FaultInjector.NONE : f;
+  }
+
+  // ---------------------------------------------------------------------------------- local writes
+
+  /** Writes {@code value} (a tombstone when {@code tombstone}) under a new version of this node. */
+  long writeLocal(byte[] key, byte[] value, boolean tombstone) {
+    if (key == null) {
+      throw new IllegalArgumentException("key is null");
+    }
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      long keyHash = s.spec.keyHash(key);
+      int p = s.partitionOf(keyHash);
+      long valueHash = s.spec.valueHash(value);
+      s.writer.lock();
+      try {
+        Stored cur = decodeOrNull(key, s.db.get(s.records, key));
+        long curElement = 0;
+        if (cur != null) {
+          clock.observe(cur.version);
+          curElement = s.element(keyHash, cur);
+        }
+        long version = clock.now();
+        long element = s.hooks.element(s.spec, keyHash, version, origin, tombstone, valueHash);
+        batch.clear();
+        batch.put(
+            s.records, key, RecordCodec.encode(key, version, origin, tombstone, valueHash, value));
+        if (cur != null) {
+          batch.delete(s.digests, DigestKeys.of(p, curElement, key));
+        }
+        batch.put(s.digests, DigestKeys.of(p, element, key), EMPTY);
+        batch.put(s.meta, StoreMeta.CLOCK, longBytes(version));
+        commit(1);
+        if (cur == null) {
+          recordCount.incrementAndGet();
+        }
+        sketches.replace(p, cur != null, curElement, element);
+        localWrites.increment();
+        return version;
+      } catch (RocksDBException e) {
+        throw new StoreException(
+            "cannot read key " + ReplicaRecord.hex(key, 32) + ": " + e.getMessage(), e);
+      } finally {
+        s.writer.unlock();
+      }
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------- repair
+
+  /** Per-key state while resolving a batch. */
+  private static final class Slot {
+    final byte[] key;
+    final long keyHash;
+    final int partition;
+    Stored original;
+    long originalElement;
+    ReplicaRecord winner;
+    long wVersion;
+    long wOrigin;
+    long wValueHash;
+    boolean wTombstone;
+    boolean changed;
+
+    Slot(byte[] key, long keyHash, int partition) {
+      this.key = key;
+      this.keyHash = keyHash;
+      this.partition = partition;
+    }
+  }
+
+  /** See {@link ReplicaStore#apply}. */
+  ApplyOutcome apply(List<ReplicaRecord> incoming) {
+    if (incoming.isEmpty()) {
+      return ApplyOutcome.EMPTY;
+    }
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      // Hashing outside the writer lock.
+      HashMap<ByteBuffer, Slot> byKey = new HashMap<>(incoming.size() * 2);
+      List<Slot> slots = new ArrayList<>(incoming.size());
+      Slot[] slotOf = new Slot[incoming.size()];
+      long[] valueHashes = new long[incoming.size()];
+      long maxVersion = 0;
+      for (int i = 0; i < incoming.size(); i++) {
+        ReplicaRecord r = incoming.get(i);
+        valueHashes[i] = s.spec.valueHash(r.value());
+        if (Long.compareUnsigned(r.version(), maxVersion) > 0) {
+          maxVersion = r.version();
+        }
+        Slot slot = byKey.get(ByteBuffer.wrap(r.key()));
+        if (slot == null) {
+          long kh = s.spec.keyHash(r.key());
+          slot = new Slot(r.key(), kh, s.partitionOf(kh));
+          byKey.put(ByteBuffer.wrap(r.key()), slot);
+          slots.add(slot);
+        }
+        slotOf[i] = slot;
+      }
+      s.writer.lock();
+      try {
+        readCurrent(slots);
+        int applied = 0;
+        int stale = 0;
+        int duplicate = 0;
+        for (int i = 0; i < incoming.size(); i++) {
+          ReplicaRecord r = incoming.get(i);
+          Slot slot = slotOf[i];
+          boolean present = slot.original != null || slot.winner != null;
+          int c =
+              present
+                  ? ConflictRule.compare(
+                      r.version(),
+                      r.origin(),
+                      valueHashes[i],
+                      r.tombstone(),
+                      slot.wVersion,
+                      slot.wOrigin,
+                      slot.wValueHash,
+                      slot.wTombstone)
+                  : 1;
+          if (c > 0) {
+            slot.winner = r;
+            slot.wVersion = r.version();
+            slot.wOrigin = r.origin();
+            slot.wValueHash = valueHashes[i];
+            slot.wTombstone = r.tombstone();
+            slot.changed = true;
+            applied++;
+          } else if (c == 0) {
+            duplicate++;
+          } else {
+            stale++;
+          }
+        }
+        writeWinners(slots, maxVersion);
+        clock.observe(maxVersion);
+        appliedRecords.add(applied);
+        return new ApplyOutcome(applied, stale, duplicate);
+      } catch (RocksDBException e) {
+        throw new StoreException(
+            "cannot read the current records of a batch of "
+                + incoming.size()
+                + ": "
+                + e.getMessage()
+                + " (store and sketches unchanged)",
+            e);
+      } finally {
+        s.writer.unlock();
+      }
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /** Fills each slot's current record (under the writer lock). */
+  private void readCurrent(List<Slot> slots) throws RocksDBException {
+    List<byte[]> keys = new ArrayList<>(slots.size());
+    for (Slot slot : slots) {
+      keys.add(slot.key);
+    }
+    List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(keys.size(), s.records), keys);
+    for (int j = 0; j < slots.size(); j++) {
+      Slot slot = slots.get(j);
+      Stored cur = decodeOrNull(slot.key, current.get(j));
+      if (cur != null) {
+        slot.original = cur;
+        slot.originalElement = s.element(slot.keyHash, cur);
+        slot.wVersion = cur.version;
+        slot.wOrigin = cur.origin;
+        slot.wValueHash = cur.valueHash;
+        slot.wTombstone = cur.tombstone;
+      }
+    }
+  }
+
+  /** Commits the changed slots in one batch, then updates count and sketches. */
+  private void writeWinners(List<Slot> slots, long maxVersion) throws RocksDBException {
+    batch.clear();
+    int changed = 0;
+    long[] newElements = new long[slots.size()];
+    for (int j = 0; j < slots.size(); j++) {
+      Slot slot = slots.get(j);
+      if (!slot.changed) {
+        continue;
+      }
+      changed++;
+      newElements[j] =
+          s.hooks.element(
+              s.spec, slot.keyHash, slot.wVersion, slot.wOrigin, slot.wTombstone, slot.wValueHash);
+      byte[] encoded =
+          RecordCodec.encode(
+              slot.key,
+              slot.wVersion,
+              slot.wOrigin,
+              slot.wTombstone,
+              slot.wValueHash,
+              slot.winner.value());
+      batch.put(s.records, slot.key, encoded);
+      if (slot.original != null) {
+        batch.delete(s.digests, DigestKeys.of(slot.partition, slot.originalElement, slot.key));
+      }
+      batch.put(s.digests, DigestKeys.of(slot.partition, newElements[j], slot.key), EMPTY);
+    }
+    if (changed == 0) {
+      return;
+    }
+    long hwm = Long.compareUnsigned(maxVersion, clock.last()) > 0 ? maxVersion : clock.last();
+    batch.put(s.meta, StoreMeta.CLOCK, longBytes(hwm));
+    commit(changed);
+    for (int j = 0; j < slots.size(); j++) {
+      Slot slot = slots.get(j);
+      if (!slot.changed) {
+        continue;
+      }
+      if (slot.original == null) {
+        recordCount.incrementAndGet();
+      }
+      sketches.replace(slot.partition, slot.original != null, slot.originalElement, newElements[j]);
+    }
+  }
+
+  /** Writes the reused batch (under the writer lock); clears it whatever happens. */
+  private void commit(int records) {
+    try {
+      s.hooks.beforeCommit();
+      faultInjector.beforeWrite(records);
+      s.db.write(s.writeOptions, batch);
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "write batch of "
+              + records
+              + " record(s) failed: "
+              + e.getMessage()
+              + " (store and sketches unchanged)",
+          e);
+    } finally {
+      batch.clear();
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------- purge
+
+  /** See {@link ReplicaStore#purgeTombstones}. */
+  int purgeTombstones(long nowMillis) {
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      long cutoffMillis = nowMillis - s.options.tombstoneGrace().toMillis();
+      int purged = 0;
+      List<byte[]> candidates = new ArrayList<>();
+      try (ReadOptions ro = new ReadOptions().setFillCache(false);
+          RocksIterator it = s.db.newIterator(s.records, ro)) {
+        for (it.seekToFirst(); it.isValid(); it.next()) {
+          byte[] key = it.key();
+          Stored r = RecordCodec.decode(key, it.value());
+          if (r.tombstone && HybridClock.physicalMillis(r.version) < cutoffMillis) {
+            candidates.add(key);
+            if (candidates.size() == ReplicaStore.BULK_BATCH) {
+              purged += purgeBatch(candidates, cutoffMillis);
+              candidates.clear();
+            }
+          }
+        }
+        it.status();
+      }
+      if (!candidates.isEmpty()) {
+        purged += purgeBatch(candidates, cutoffMillis);
+      }
+      return purged;
+    } catch (RocksDBException e) {
+      throw new StoreException("tombstone purge scan failed: " + e.getMessage(), e);
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  private int purgeBatch(List<byte[]> keys, long cutoffMillis) throws RocksDBException {
+    s.writer.lock();
+    try {
+      List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(keys.size(), s.records), keys);
+      batch.clear();
+      int[] partitions = new int[keys.size()];
+      long[] elements = new long[keys.size()];
+      boolean[] remove = new boolean[keys.size()];
+      int n = 0;
+      for (int i = 0; i < keys.size(); i++) {
+        byte[] key = keys.get(i);
+        Stored r = decodeOrNull(key, current.get(i));
+        if (r == null || !r.tombstone || HybridClock.physicalMillis(r.version) >= cutoffMillis) {
+          continue; // rewritten since the scan
+        }
+        long kh = s.spec.keyHash(key);
+        partitions[i] = s.partitionOf(kh);
+        elements[i] = s.element(kh, r);
+        remove[i] = true;
+        batch.delete(s.records, key);
+        batch.delete(s.digests, DigestKeys.of(partitions[i], elements[i], key));
+        n++;
+      }
+      if (n == 0) {
+        return 0;
+      }
+      commit(n);
+      recordCount.addAndGet(-n);
+      purgedTombstones.add(n);
+      for (int i = 0; i < keys.size(); i++) {
+        if (remove[i]) {
+          sketches.remove(partitions[i], elements[i]);
+        }
+      }
+      return n;
+    } finally {
+      s.writer.unlock();
+    }
+  }
+}

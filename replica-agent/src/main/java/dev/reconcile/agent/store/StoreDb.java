@@ -1,0 +1,222 @@
+package dev.reconcile.agent.store;
+
+import dev.reconcile.agent.store.RecordCodec.Stored;
+import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.SketchParams;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.Cache;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.DBOptions;
+import org.rocksdb.LRUCache;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The open RocksDB of a {@link ReplicaStore} and what its parts share: the column families, the
+ * write options, the two locks of the store's concurrency rules (the lifecycle lock every call
+ * holds for reading and {@link ReplicaStore#close()} for writing; the writer lock around "read
+ * current records, write batch, update sketches") and the derivation of an element from a stored
+ * record.
+ *
+ * <p>Every native handle is registered here in order of creation ({@link #own}) and closed in
+ * reverse by {@link #closeNatives()}: write batch and write options, column family handles, the
+ * database, then the options and cache it was opened with.
+ */
+final class StoreDb {
+  static final byte[] EMPTY = new byte[0];
+  static final byte[] RECORDS = ascii("records");
+  static final byte[] DIGESTS = ascii("digests");
+  static final byte[] META = ascii("meta");
+
+  static {
+    RocksDB.loadLibrary();
+  }
+
+  final StoreOptions options;
+  final SketchParams params;
+  final HashSpec spec;
+  final ReplicaStore.Hooks hooks;
+  final RocksDB db;
+  final ColumnFamilyHandle records;
+  final ColumnFamilyHandle digests;
+  final ColumnFamilyHandle meta;
+  final WriteOptions writeOptions;
+  final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+  final ReentrantLock writer = new ReentrantLock();
+  private final List<AutoCloseable> natives;
+  private volatile boolean closed;
+
+  private StoreDb(
+      StoreOptions options,
+      ReplicaStore.Hooks hooks,
+      List<AutoCloseable> natives,
+      RocksDB db,
+      List<ColumnFamilyHandle> handles) {
+    this.options = options;
+    this.params = options.params();
+    this.spec = params.spec();
+    this.hooks = hooks;
+    this.natives = natives;
+    this.db = db;
+    // Closed in reverse: handles, then the database, then options (registered earlier).
+    natives.add(db);
+    natives.addAll(handles);
+    this.records = handles.get(1);
+    this.digests = handles.get(2);
+    this.meta = handles.get(3);
+    this.writeOptions = own(new WriteOptions().setSync(options.syncWrites()));
+  }
+
+  /** Opens (creating when missing, unless read-only) the database of {@code options.dataDir()}. */
+  static StoreDb open(StoreOptions options, ReplicaStore.Hooks hooks) {
+    Path dir = options.dataDir().toAbsolutePath();
+    List<AutoCloseable> natives = new ArrayList<>();
+    List<ColumnFamilyHandle> handles = new ArrayList<>();
+    try {
+      if (options.readOnly()) {
+        if (!Files.isDirectory(dir) || !Files.exists(dir.resolve("CURRENT"))) {
+          throw new StoreException(
+              "no store at " + dir + " (read-only open needs an existing store)");
+        }
+      } else {
+        Files.createDirectories(dir);
+      }
+      DBOptions dbOptions =
+          own(natives, new DBOptions())
+              .setCreateIfMissing(!options.readOnly())
+              .setCreateMissingColumnFamilies(!options.readOnly())
+              .setMaxBackgroundJobs(2)
+              .setBytesPerSync(1 << 20);
+      Cache cache = own(natives, new LRUCache(64L << 20));
+      BloomFilter bloom = own(natives, new BloomFilter(10));
+      ColumnFamilyOptions recordOptions =
+          own(natives, new ColumnFamilyOptions())
+              .setTableFormatConfig(tableConfig(cache).setFilterPolicy(bloom));
+      ColumnFamilyOptions digestOptions =
+          own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
+      ColumnFamilyOptions metaOptions =
+          own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
+      ColumnFamilyOptions defaultOptions =
+          own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
+      List<ColumnFamilyDescriptor> descriptors =
+          List.of(
+              new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, defaultOptions),
+              new ColumnFamilyDescriptor(RECORDS, recordOptions),
+              new ColumnFamilyDescriptor(DIGESTS, digestOptions),
+              new ColumnFamilyDescriptor(META, metaOptions));
+      RocksDB opened =
+          options.readOnly()
+              ? RocksDB.openReadOnly(dbOptions, dir.toString(), descriptors, handles)
+              : RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
+      return new StoreDb(options, hooks, natives, opened, handles);
+    } catch (RocksDBException | IOException | RuntimeException e) {
+      handles.forEach(ColumnFamilyHandle::close);
+      closeAll(natives);
+      if (e instanceof StoreException se) {
+        throw se;
+      }
+      throw new StoreException("cannot open store at " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static BlockBasedTableConfig tableConfig(Cache cache) {
+    // Format version 5 so that RocksDB's ldb tool (7.x in Debian) can read the files.
+    return new BlockBasedTableConfig().setFormatVersion(5).setBlockCache(cache);
+  }
+
+  private static <T extends AutoCloseable> T own(List<AutoCloseable> natives, T handle) {
+    natives.add(handle);
+    return handle;
+  }
+
+  /** Registers a native handle to be closed (in reverse order of registration) with the store. */
+  <T extends AutoCloseable> T own(T handle) {
+    return own(natives, handle);
+  }
+
+  /** The element of {@code s}, whose key hashes to {@code keyHash}. */
+  long element(long keyHash, Stored s) {
+    return hooks.element(spec, keyHash, s.version, s.origin, s.tombstone, s.valueHash);
+  }
+
+  int partitionOf(long keyHash) {
+    return HashSpec.partition(keyHash, params.partitionsLog2());
+  }
+
+  static Stored decodeOrNull(byte[] key, byte[] value) {
+    return value == null ? null : RecordCodec.decode(key, value);
+  }
+
+  void checkOpen() {
+    if (closed) {
+      throw new StoreException("store at " + options.dataDir() + " is closed");
+    }
+  }
+
+  void checkWritable() {
+    checkOpen();
+    if (options.readOnly()) {
+      throw new StoreException("store at " + options.dataDir() + " is open read-only");
+    }
+  }
+
+  void checkPartition(int partition) {
+    if (partition < 0 || partition >= params.partitions()) {
+      throw new IllegalArgumentException(
+          "partition " + partition + " outside [0, " + params.partitions() + ")");
+    }
+  }
+
+  /** Marks the store closed; the caller holds the lifecycle write lock. False if it already was. */
+  boolean markClosed() {
+    if (closed) {
+      return false;
+    }
+    closed = true;
+    return true;
+  }
+
+  /** Closes every registered native handle, newest first. */
+  void closeNatives() {
+    closeAll(natives);
+  }
+
+  private static void closeAll(List<AutoCloseable> natives) {
+    for (int i = natives.size() - 1; i >= 0; i--) {
+      try {
+        natives.get(i).close();
+      } catch (Exception e) {
+        // keep closing the rest; nothing else can be done with a failing close
+      }
+    }
+    natives.clear();
+  }
+
+  static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  static byte[] intBytes(int v) {
+    byte[] b = new byte[4];
+    RecordCodec.putInt(b, 0, v);
+    return b;
+  }
+
+  static byte[] longBytes(long v) {
+    byte[] b = new byte[8];
+    RecordCodec.putLong(b, 0, v);
+    return b;
+  }
+}

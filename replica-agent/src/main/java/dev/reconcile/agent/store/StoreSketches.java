@@ -1,0 +1,374 @@
+package dev.reconcile.agent.store;
+
+import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.ElementCursor;
+import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.Iblt;
+import dev.reconcile.core.IbltShape;
+import dev.reconcile.core.PartitionSketch;
+import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.SketchParams;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
+import org.rocksdb.Snapshot;
+
+/**
+ * The per-partition sketches of a store: one {@link PartitionState} per partition (null when the
+ * store keeps none), rebuilt at open by scanning the digest index, which holds the elements, so no
+ * record is decoded or hashed: {@code rebuildThreads} scanners each take a contiguous range of
+ * partitions. As {@link PartitionSketches} it is what the reconciliation session reads: the
+ * maintained state, and the digest index for membership and sorted cursors.
+ */
+final class StoreSketches implements PartitionSketches {
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+  private final StoreDb s;
+  private final PartitionState[] states; // null without sketches
+  private final Set<IndexCursor> openCursors = ConcurrentHashMap.newKeySet();
+  private final long rebuiltRecords;
+  private final long rebuildMillis;
+  private final double rebuildKeysPerSecond;
+  private final long rebuildCpuMillis;
+  private final double rebuildKeysPerCpuSecond;
+
+  /**
+   * Scans the digest index: fresh sketches (none when the store keeps none) and the record count.
+   */
+  StoreSketches(StoreDb s) {
+    this.s = s;
+    long t0 = System.nanoTime();
+    int p = s.params.partitions();
+    PartitionState[] fresh = null;
+    if (s.options.maintainSketches()) {
+      fresh = new PartitionState[p];
+      for (int i = 0; i < p; i++) {
+        fresh[i] = new PartitionState(s.params, s.options.estimators());
+      }
+    }
+    int threads = Math.min(s.options.rebuildThreads(), p);
+    long[] counts = new long[threads];
+    long[] cpuNanos = new long[threads];
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    PartitionState[] target = fresh;
+    Thread[] workers = new Thread[threads];
+    for (int w = 0; w < threads; w++) {
+      int lo = (int) ((long) p * w / threads);
+      int hi = (int) ((long) p * (w + 1) / threads);
+      int slot = w;
+      Runnable scan =
+          () -> {
+            try {
+              long c0 = THREADS.getCurrentThreadCpuTime();
+              counts[slot] = scanIndex(lo, hi, target);
+              cpuNanos[slot] = THREADS.getCurrentThreadCpuTime() - c0;
+            } catch (Throwable e) {
+              failure.compareAndSet(null, e);
+            }
+          };
+      if (threads == 1) {
+        scan.run();
+      } else {
+        workers[w] = new Thread(scan, "store-rebuild-" + w);
+        workers[w].start();
+      }
+    }
+    for (Thread t : workers) {
+      if (t != null) {
+        try {
+          t.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new StoreException("interrupted while rebuilding sketches", e);
+        }
+      }
+    }
+    if (failure.get() != null) {
+      throw new StoreException(
+          "sketch rebuild failed: " + failure.get().getMessage(), failure.get());
+    }
+    long total = Arrays.stream(counts).sum();
+    long nanos = System.nanoTime() - t0;
+    long cpu = Arrays.stream(cpuNanos).sum();
+    this.states = fresh;
+    this.rebuiltRecords = total;
+    this.rebuildMillis = nanos / 1_000_000;
+    this.rebuildKeysPerSecond = total == 0 ? 0 : total * 1e9 / nanos;
+    this.rebuildCpuMillis = cpu / 1_000_000;
+    this.rebuildKeysPerCpuSecond = total == 0 || cpu <= 0 ? 0 : total * 1e9 / cpu;
+  }
+
+  /** Adds every index element of partitions [lo, hi) to {@code target} (may be null); the count. */
+  private long scanIndex(int lo, int hi, PartitionState[] target) throws RocksDBException {
+    long n = 0;
+    try (Slice lower = new Slice(DigestKeys.partitionStart(lo));
+        Slice upper = hi < (1 << 16) ? new Slice(DigestKeys.partitionStart(hi)) : null;
+        ReadOptions ro = new ReadOptions().setFillCache(false).setReadaheadSize(2 << 20)) {
+      ro.setIterateLowerBound(lower);
+      if (upper != null) {
+        ro.setIterateUpperBound(upper);
+      }
+      try (RocksIterator it = s.db.newIterator(s.digests, ro)) {
+        ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX);
+        for (it.seekToFirst(); it.isValid(); it.next()) {
+          buf.clear();
+          int len = it.key(buf);
+          if (len < DigestKeys.PREFIX) {
+            throw new StoreException("digest index row of " + len + " bytes is shorter than 10");
+          }
+          if (target != null) {
+            int part = buf.getShort(0) & 0xFFFF;
+            target[part].addUnsynchronized(buf.getLong(2));
+          }
+          n++;
+        }
+        it.status();
+      }
+    }
+    return n;
+  }
+
+  /** Records counted by the rebuild at open. */
+  long rebuiltRecords() {
+    return rebuiltRecords;
+  }
+
+  StoreStats stats(long recordCount, long localWrites, long appliedRecords, long purged) {
+    return new StoreStats(
+        recordCount,
+        rebuildMillis,
+        rebuildKeysPerSecond,
+        rebuildCpuMillis,
+        rebuildKeysPerCpuSecond,
+        Math.min(s.options.rebuildThreads(), s.params.partitions()),
+        localWrites,
+        appliedRecords,
+        purged);
+  }
+
+  /** False for a store opened with {@code maintainSketches=false}. */
+  boolean maintained() {
+    return states != null;
+  }
+
+  /** After a committed write: {@code old} (when {@code hadOld}) became {@code neu}. */
+  void replace(int partition, boolean hadOld, long old, long neu) {
+    if (states != null) {
+      states[partition].replace(hadOld, old, neu);
+    }
+  }
+
+  /** After a committed purge: {@code element} is gone. */
+  void remove(int partition, long element) {
+    if (states != null) {
+      states[partition].remove(element);
+    }
+  }
+
+  /** A copy of the maintained sketch of {@code partition}, taken atomically. */
+  PartitionSketch copy(int partition) {
+    return states[partition].copy();
+  }
+
+  // ------------------------------------------------------------------------------- the session's
+  // view
+
+  @Override
+  public SketchParams params() {
+    return s.params;
+  }
+
+  @Override
+  public Fingerprint fingerprint(int partition) {
+    s.checkPartition(partition);
+    return states[partition].fingerprint();
+  }
+
+  @Override
+  public DifferenceEstimator estimator(int partition) {
+    s.checkPartition(partition);
+    return states[partition].estimatorCopy();
+  }
+
+  @Override
+  public Iblt iblt(int partition, IbltShape shape) {
+    s.checkPartition(partition);
+    if (!s.params.allows(shape)) {
+      throw new IllegalArgumentException(
+          "shape "
+              + shape
+              + " cannot be folded from the maintained tables "
+              + s.params.maxShape()
+              + " / "
+              + s.params.maxShapeBase3());
+    }
+    return states[partition].fold(shape);
+  }
+
+  @Override
+  public boolean[] containsAll(int partition, long[] elements) {
+    s.checkPartition(partition);
+    boolean[] out = new boolean[elements.length];
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkOpen();
+      // One iterator for every lookup: creating one per element costs a visit of every level.
+      try (RocksIterator it = s.db.newIterator(s.digests)) {
+        for (int i = 0; i < elements.length; i++) {
+          byte[] prefix = DigestKeys.prefix(partition, elements[i]);
+          it.seek(prefix);
+          out[i] = it.isValid() && DigestKeys.startsWith(it.key(), prefix);
+        }
+        it.status();
+      }
+      return out;
+    } catch (RocksDBException e) {
+      throw new StoreException("digest index read failed: " + e.getMessage(), e);
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  @Override
+  public boolean contains(int partition, long element) {
+    s.checkPartition(partition);
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkOpen();
+      byte[] prefix = DigestKeys.prefix(partition, element);
+      try (RocksIterator it = s.db.newIterator(s.digests)) {
+        it.seek(prefix);
+        if (it.isValid()) {
+          return DigestKeys.startsWith(it.key(), prefix);
+        }
+        it.status();
+        return false;
+      }
+    } catch (RocksDBException e) {
+      throw new StoreException("digest index read failed: " + e.getMessage(), e);
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  @Override
+  public ElementCursor sortedElements(int partition) {
+    s.checkPartition(partition);
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkOpen();
+      IndexCursor c = new IndexCursor(partition);
+      openCursors.add(c);
+      return c;
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /** Releases every open cursor; the caller holds the lifecycle write lock (store close). */
+  void releaseCursors() {
+    for (IndexCursor c : List.copyOf(openCursors)) {
+      c.release();
+    }
+  }
+
+  /**
+   * Cursor over one partition's index rows at a snapshot; owns a snapshot, read options, two bound
+   * slices and an iterator, released by {@link #close()} (or by the store's close).
+   */
+  private final class IndexCursor implements ElementCursor {
+    private final Snapshot snapshot;
+    private final ReadOptions readOptions;
+    private final Slice lower;
+    private final Slice upper;
+    private final RocksIterator iterator;
+    private final ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX);
+    private boolean started;
+    private boolean released;
+    private long element;
+
+    IndexCursor(int partition) {
+      snapshot = s.db.getSnapshot();
+      readOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
+      lower = new Slice(DigestKeys.partitionStart(partition));
+      upper =
+          partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
+      readOptions.setIterateLowerBound(lower);
+      if (upper != null) {
+        readOptions.setIterateUpperBound(upper);
+      }
+      iterator = s.db.newIterator(s.digests, readOptions);
+    }
+
+    @Override
+    public boolean next() {
+      s.lifecycle.readLock().lock();
+      try {
+        synchronized (this) {
+          if (released) {
+            throw new StoreException("cursor is closed (or its store was closed)");
+          }
+          if (!started) {
+            iterator.seekToFirst();
+            started = true;
+          } else if (iterator.isValid()) {
+            iterator.next();
+          }
+          if (!iterator.isValid()) {
+            try {
+              iterator.status();
+            } catch (RocksDBException e) {
+              throw new StoreException("digest index scan failed: " + e.getMessage(), e);
+            }
+            return false;
+          }
+          buf.clear();
+          iterator.key(buf);
+          element = buf.getLong(2);
+          return true;
+        }
+      } finally {
+        s.lifecycle.readLock().unlock();
+      }
+    }
+
+    @Override
+    public long element() {
+      return element;
+    }
+
+    @Override
+    public void close() {
+      s.lifecycle.readLock().lock();
+      try {
+        release();
+      } finally {
+        s.lifecycle.readLock().unlock();
+      }
+    }
+
+    synchronized void release() {
+      if (released) {
+        return;
+      }
+      released = true;
+      iterator.close();
+      readOptions.close();
+      lower.close();
+      if (upper != null) {
+        upper.close();
+      }
+      s.db.releaseSnapshot(snapshot);
+      openCursors.remove(this);
+    }
+  }
+}
