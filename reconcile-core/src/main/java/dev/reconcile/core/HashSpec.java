@@ -96,13 +96,13 @@ import java.util.Arrays;
  * {@code i + 1} and would give density {@code 2/(j+1)}.)
  *
  * <p>Computation: {@link #nextRatelessIndex} estimates {@code j} in double precision as {@code
- * floor((sqrt(4t + 1) - 1) / 2)} with {@code t = (i+1)(i+2) / u}. Below {@code 2^31} the estimate's
- * absolute error is under {@code 10^-5} (five correctly rounded operations of relative error {@code
- * 2^-53} on a value below {@code 2^32}), so when the fractional part of the unfloored estimate lies
- * in {@code [2^-12, 1 - 2^-12]} the floor is exact; otherwise, and whenever the estimate reaches
- * {@code RATELESS_END}, the integer inequality decides. The result is therefore defined by integer
- * arithmetic alone and is the same on every JVM; {@code HashSpecGoldenTest} pins it and checks the
- * fast path against a {@code BigInteger} evaluation of the definition.
+ * floor(sqrt(t + 1/4) - 1/2)} with {@code t = (i+1)(i+2) 2^53 / U}. Below {@code 2^31} the
+ * estimate's absolute error is under {@code 10^-5} (six correctly rounded operations of relative
+ * error {@code 2^-53} on values below {@code 2^32}), so when the fractional part of the unfloored
+ * estimate lies in {@code [2^-12, 1 - 2^-12]} the floor is exact; otherwise, and whenever the
+ * estimate reaches {@code RATELESS_END}, the integer inequality decides. The result is therefore
+ * defined by integer arithmetic alone and is the same on every JVM; {@code HashSpecGoldenTest} pins
+ * it and checks the fast path against a {@code BigInteger} evaluation of the definition.
  *
  * <p>[3] L. Yang, Y. Gilad, M. Alizadeh, "Practical Rateless Set Reconciliation", ACM SIGCOMM 2024.
  */
@@ -123,7 +123,7 @@ public final class HashSpec {
   static final long RATELESS_SALT = 0x5241_5445_4c45_5353L; // "RATELESS"
 
   /** Increment of the rateless index stream: odd, the first word of frac(sqrt(3)) (SHA-256 H1). */
-  static final long RATELESS_GAMMA = 0xbb67_ae85_84ca_a73bL;
+  public static final long RATELESS_GAMMA = 0xbb67_ae85_84ca_a73bL;
 
   /** Every rateless index sequence ends before this index ({@code 2^31 - 1}). */
   public static final int RATELESS_END = Integer.MAX_VALUE;
@@ -225,7 +225,7 @@ public final class HashSpec {
   }
 
   /** Stafford's mix13 (the SplitMix64 finalizer), a bijection of 64-bit values. */
-  static long mix13(long z) {
+  public static long mix13(long z) {
     z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
     z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
     return z ^ (z >>> 31);
@@ -253,7 +253,7 @@ public final class HashSpec {
    * First state of the rateless index stream of an element whose {@link #checkHash} is {@code c}.
    * Step it as {@code s += RATELESS_GAMMA} and feed {@code mix13(s)} to {@link #nextRatelessIndex}.
    */
-  static long ratelessStart(long c) {
+  public static long ratelessStart(long c) {
     return c + RATELESS_SALT;
   }
 
@@ -265,15 +265,16 @@ public final class HashSpec {
    */
   public static int nextRatelessIndex(int i, long z) {
     long u = (z >>> 11) + 1; // [1, 2^53]
-    long c = (long) (i + 1) * (i + 2); // < 2^62
-    double t = c * (0x1p53 / u);
-    double e = (Math.sqrt(4.0 * t + 1.0) - 1.0) * 0.5;
+    double di = i;
+    // 2^53 / u does not depend on i: only the multiplications, the root and the floor are on the
+    // dependency chain from one index to the next
+    double e = Math.sqrt((di + 1.0) * (di + 2.0) * (0x1p53 / u) + 0.25) - 0.5;
     double f = Math.floor(e);
     double frac = e - f;
     if (f < RATELESS_END && frac >= RATELESS_MARGIN && frac <= 1.0 - RATELESS_MARGIN) {
       return (int) f; // f > i: the estimate's error is far below the margin
     }
-    return exactNextRatelessIndex(i, u, c, f);
+    return exactNextRatelessIndex(i, u, (long) (i + 1) * (i + 2), f);
   }
 
   /** The integer evaluation of {@link #nextRatelessIndex} from the estimate {@code f}. */
