@@ -33,6 +33,7 @@ import java.util.Arrays;
  *   checkHash(x)            = c                                  c = cellBase(x)
  *   stratumHash(x)          = H.longs(x, STRATUM_SALT)
  *   fingerprintHash(x)      = H.longs(x, FINGERPRINT_SALT)
+ *   ratelessIndices(x)      = 0, then a SplitMix64-driven sequence seeded by c (see below)
  *   partition(keyHash, P)   = top log2(P) bits of keyHash = top log2(P) bits of the element
  *   seedFingerprint         = first 4 bytes (big-endian int) of
  *                             SHA-256("reconcile/seed-fingerprint/v1" || seed as 8 bytes LE)
@@ -93,7 +94,7 @@ import java.util.Arrays;
  * {@code u} gives {@code next = the largest j with (i+1)(i+2) / (j(j+1)) >= u}, the rule above: one
  * uniform and one square root per index instead of a coin per index. (The form "smallest {@code j}
  * with {@code j(j+1) >= (i+1)(i+2)/u}" is the same inversion shifted by one index: it never picks
- * {@code i + 1} and would give density {@code 2/(j+1)}.)
+ * {@code i + 1}, and decoding then needs 2.34 symbols per difference at d = 4 instead of 1.76.)
  *
  * <p>Computation: {@link #nextRatelessIndex} estimates {@code j} in double precision as {@code
  * floor(sqrt(t + 1/4) - 1/2)} with {@code t = (i+1)(i+2) 2^53 / U}. Below {@code 2^31} the
