@@ -7,6 +7,7 @@ import com.dynatrace.hash4j.hashing.Hashing;
 import dev.reconcile.core.wire.IbltProto;
 import java.io.IOException;
 import java.io.InputStream;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -87,6 +88,138 @@ class HashSpecGoldenTest {
       assertThat(SPEC.fingerprintHash(x))
           .isEqualTo(h.hashLongLongToLong(x, 0x4650_0000_0000_0000L));
     }
+  }
+
+  /**
+   * {@code ratelessIndices/v1}: the index sequences below 2^24 of several elements under several
+   * seeds. Generated once from the implementation; never edit, add a derivation id instead.
+   */
+  @Test
+  void ratelessIndicesAreFrozen() {
+    int below = 1 << 24;
+    assertThat(SPEC.ratelessIndices(X, below))
+        .containsExactly(
+            0, 3, 9, 19, 30, 135, 154, 215, 299, 468, 1139, 1154, 9095, 9692, 14120, 14335, 15712,
+            18979, 21673, 28294, 34125, 36650, 99281, 121972, 157487, 303138, 487116, 489675,
+            1230167, 1483399, 6864904, 7609778, 8199339);
+    assertThat(SPEC.ratelessIndices(0L, below))
+        .containsExactly(
+            0, 5, 16, 57, 62, 87, 98, 117, 121, 435, 644, 1791, 3740, 3900, 3924, 5377, 21391,
+            27467, 60013, 141160, 202616, 534618, 905006, 1273694, 1548401, 2224211, 2802395,
+            3061696, 5096346, 7074512);
+    assertThat(SPEC.ratelessIndices(-1L, below))
+        .containsExactly(
+            0, 1, 2, 3, 7, 12, 30, 48, 167, 225, 494, 1259, 2502, 3496, 10964, 11985, 12170, 19474,
+            26737, 76525, 89418, 111254, 114369, 147279, 193100, 323046, 748951, 2983569, 2989644,
+            3456427, 3741788, 6685183, 13612317, 16722794);
+    assertThat(HashSpec.xxh3(42).ratelessIndices(X, below))
+        .containsExactly(
+            0, 7, 8, 12, 28, 33, 61, 215, 225, 258, 304, 327, 659, 757, 1718, 1867, 1906, 3772,
+            4064, 4436, 6560, 10340, 12183, 17705, 43470, 46493, 48504, 57882, 101026, 135188,
+            175071, 244894, 290148, 381895, 2655667, 2778069, 3979881, 8044135, 14950343);
+    assertThat(HashSpec.xxh3(0).ratelessIndices(7L, below))
+        .containsExactly(
+            0, 2, 3, 7, 14, 127, 131, 210, 214, 334, 458, 825, 1207, 4462, 5669, 5921, 6817, 8456,
+            60816, 64967, 118751, 123153, 338914, 517514, 591649, 1284710, 1816738, 3212033,
+            3625418, 4588000, 5262260, 7104238, 11305038, 11464607, 13109488);
+    assertThat(SPEC.ratelessIndices(X, 300)).containsExactly(0, 3, 9, 19, 30, 135, 154, 215, 299);
+    assertThat(SPEC.ratelessIndices(X, 1)).containsExactly(0);
+    // the extremes of the uniform: u = 1 steps by one, u = 2^-53 jumps to floor(sqrt(2^54 + 1/4) -
+    // 1/2)
+    assertThat(HashSpec.nextRatelessIndex(0, -1L)).isEqualTo(1);
+    assertThat(HashSpec.nextRatelessIndex(0, 0L)).isEqualTo(134_217_727);
+    assertThat(HashSpec.nextRatelessIndex(1000, 0x8000_0000_0000_0000L)).isEqualTo(1415);
+    assertThat(HashSpec.nextRatelessIndex(HashSpec.RATELESS_END - 1, -1L))
+        .isEqualTo(HashSpec.RATELESS_END);
+    assertThat(HashSpec.nextRatelessIndex(1 << 30, 0L)).isEqualTo(HashSpec.RATELESS_END);
+  }
+
+  /**
+   * The class comment restated: the stream from hash4j and the next index from its integer
+   * definition ({@code BigInteger}), against the double-precision fast path, on random inputs of
+   * every magnitude and on inputs built to sit exactly on and next to the boundary {@code j(j+1) U
+   * = (i+1)(i+2) 2^53}, where a floating-point shortcut would round the wrong way.
+   */
+  @Test
+  void ratelessIndicesMatchTheIntegerDefinition() {
+    long seed = 0x5EED_0001L;
+    SplittableRandom rnd = new SplittableRandom(seed);
+    Hasher64 h = Hashing.xxh3_64(SEED);
+    for (int n = 0; n < 2000; n++) {
+      long x = rnd.nextLong();
+      long s = h.hashLongLongToLong(x, 0x4345_4c4c_0000_0000L) + 0x5241_5445_4c45_5353L;
+      int[] want = new int[64];
+      int k = 0;
+      for (int i = 0; i < 1 << 20; ) {
+        want[k++] = i;
+        s += 0xbb67_ae85_84ca_a73bL;
+        i = referenceNext(i, splitMix(s));
+      }
+      assertThat(SPEC.ratelessIndices(x, 1 << 20))
+          .as("seed %d element %d", seed, n)
+          .containsExactly(Arrays.copyOf(want, k));
+    }
+    for (int n = 0; n < 200_000; n++) {
+      int i = (int) Math.min(HashSpec.RATELESS_END - 1L, rnd.nextLong(1L << rnd.nextInt(32)));
+      long z = rnd.nextLong();
+      assertThat(HashSpec.nextRatelessIndex(i, z))
+          .as("seed %d i=%d z=%x", seed, i, z)
+          .isEqualTo(referenceNext(i, z));
+    }
+    int boundaries = 0;
+    for (int n = 0; n < 200_000; n++) {
+      long i = rnd.nextLong(1L << rnd.nextInt(31));
+      long j = i + 1 + rnd.nextLong(1L + (i + 1) * rnd.nextInt(1, 64));
+      if (j >= HashSpec.RATELESS_END) {
+        continue;
+      }
+      BigInteger t = BigInteger.valueOf((i + 1) * (i + 2)).shiftLeft(53);
+      long exact = t.divide(BigInteger.valueOf(j * (j + 1))).longValueExact(); // largest U for j
+      for (long u = exact; u <= exact + 1; u++) {
+        if (u < 1 || u > 1L << 53) {
+          continue;
+        }
+        long z = ((u - 1) << 11) | rnd.nextInt(1 << 11);
+        assertThat(HashSpec.nextRatelessIndex((int) i, z))
+            .as("seed %d i=%d u=%d", seed, i, u)
+            .isEqualTo(referenceNext((int) i, z));
+        boundaries++;
+      }
+    }
+    assertThat(boundaries).isGreaterThan(100_000);
+  }
+
+  /** The largest j with j(j+1) U <= (i+1)(i+2) 2^53, capped at RATELESS_END, in BigInteger. */
+  static int referenceNext(int i, long z) {
+    BigInteger u = BigInteger.valueOf((z >>> 11) + 1);
+    BigInteger t = BigInteger.valueOf(i + 1L).multiply(BigInteger.valueOf(i + 2L)).shiftLeft(53);
+    BigInteger q = t.divide(u); // j(j+1) <= q  <=>  2j + 1 <= isqrt(4q + 1)
+    BigInteger j = q.shiftLeft(2).add(BigInteger.ONE).sqrt().subtract(BigInteger.ONE).shiftRight(1);
+    return j.min(BigInteger.valueOf(HashSpec.RATELESS_END)).intValueExact();
+  }
+
+  /**
+   * Packing format version 1 of {@link PackedSymbols}: the 8 symbols of a prefix of seed 42 holding
+   * 1, 0x1122334455667788, 3 twice (counts 2, sums cancel), and 2 inserted then deleted.
+   */
+  @Test
+  void packedSymbolsAreFrozen() {
+    CodedSymbols p = CodedSymbols.of(HashSpec.xxh3(42), 3, new long[] {1L, 2L, X});
+    p.delete(2L);
+    p.update(3L, 2);
+    assertThat(java.util.HexFormat.of().formatHex(PackedSymbols.pack(p, 0, 8)))
+        .isEqualTo(
+            "89776655443322115f6ce16a0400"
+                + "010000000000000051ed5f620300"
+                + "010000000000000051ed5f620300"
+                + "0000000000000000000000000200"
+                + "010000000000000051ed5f620100"
+                + "0000000000000000000000000200"
+                + "0000000000000000000000000000"
+                + "88776655443322110e81be080100");
+    // symbol 7 holds X alone: its check is the low 32 bits of checkHash(X), little-endian
+    assertThat(p.checkSum(7)).isEqualTo((int) HashSpec.xxh3(42).checkHash(X)).isEqualTo(0x08be810e);
+    assertThat(HashSpec.xxh3(42).ratelessIndices(X, 8)).containsExactly(0, 7);
   }
 
   private static long splitMix(long z) {
