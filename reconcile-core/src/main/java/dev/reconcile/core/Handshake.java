@@ -24,8 +24,11 @@ final class Handshake {
     this.ctx = ctx;
   }
 
-  /** Initiator: the Hello, with {@code digest}, this side's compact fingerprints. */
-  Envelope.Builder hello(PartitionDigest digest) {
+  /**
+   * Initiator: the Hello, with {@code digest}, this side's compact fingerprints; it offers the
+   * rateless mode when {@code rateless}.
+   */
+  Envelope.Builder hello(PartitionDigest digest, boolean rateless) {
     Hello.Builder h =
         Hello.newBuilder()
             .setMinVersion(Wire.FORMAT_VERSION)
@@ -33,9 +36,12 @@ final class Handshake {
             .setClusterId(ctx.config.clusterId())
             .setNodeId(ctx.config.nodeId())
             .setParams(ctx.params.toProto())
-            .addModes(Mode.MODE_ESTIMATOR_IBLT)
             .setDryRun(ctx.dryRun)
             .setDigest(digest);
+    if (rateless) {
+      h.addModes(Mode.MODE_RATELESS);
+    }
+    h.addModes(Mode.MODE_ESTIMATOR_IBLT);
     if (ctx.config.partitions() != null) {
       for (int p : ctx.partitions) {
         h.addPartitions(p);
@@ -44,8 +50,11 @@ final class Handshake {
     return Envelope.newBuilder().setHello(h);
   }
 
-  /** Responder: checks a Hello (the answer follows once the fingerprints are compared). */
-  void onHello(Hello h) throws ProtocolException {
+  /**
+   * Responder: checks a Hello (the answer follows once the fingerprints are compared) and chooses
+   * the mode: rateless when both offer it ({@code rateless} says whether this side does).
+   */
+  void onHello(Hello h, boolean rateless) throws ProtocolException {
     ctx.peerNodeId = Wire.peerText(h.getNodeId());
     checkPeer(h.getNodeId());
     ctx.dryRun = h.getDryRun();
@@ -77,6 +86,7 @@ final class Handshake {
           Code.PARAMS,
           "no common mode: peer offers " + h.getModesList() + ", local MODE_ESTIMATOR_IBLT");
     }
+    ctx.rateless = rateless && h.getModesList().contains(Mode.MODE_RATELESS);
     if (!ctx.dryRun && ctx.records == null) {
       throw new ProtocolException(
           Code.PARAMS, "this peer only compares (it has no records to repair): ask for a dry run");
@@ -94,7 +104,7 @@ final class Handshake {
             .setVersion(Wire.FORMAT_VERSION)
             .setNodeId(ctx.config.nodeId())
             .setParams(ctx.params.toProto())
-            .setMode(Mode.MODE_ESTIMATOR_IBLT);
+            .setMode(ctx.rateless ? Mode.MODE_RATELESS : Mode.MODE_ESTIMATOR_IBLT);
     long[] counts = new long[unequal.size()];
     for (int i = 0; i < counts.length; i++) {
       a.addUnequal(unequal.get(i).partition);
@@ -103,8 +113,8 @@ final class Handshake {
     ctx.queue(Envelope.newBuilder().setHelloAck(a.setUnequalCounts(Wire.packVarints(counts))));
   }
 
-  /** Initiator: checks the responder's answer. */
-  void onHelloAck(HelloAck a) throws ProtocolException {
+  /** Initiator: checks the responder's answer; {@code offered} says whether it offered rateless. */
+  void onHelloAck(HelloAck a, boolean offered) throws ProtocolException {
     ctx.peerNodeId = Wire.peerText(a.getNodeId());
     checkPeer(a.getNodeId());
     if (a.getVersion() != Wire.FORMAT_VERSION) {
@@ -113,7 +123,9 @@ final class Handshake {
           "peer chose version " + a.getVersion() + ", this peer speaks " + Wire.FORMAT_VERSION);
     }
     checkParams(a.getParams());
-    if (a.getMode() != Mode.MODE_ESTIMATOR_IBLT) {
+    if (a.getMode() == Mode.MODE_RATELESS && offered) {
+      ctx.rateless = true;
+    } else if (a.getMode() != Mode.MODE_ESTIMATOR_IBLT) {
       throw new ProtocolException(
           Code.PARAMS, "peer chose mode " + a.getMode() + ", which this peer did not offer");
     }
@@ -187,6 +199,7 @@ final class Handshake {
     mismatch("partitions log2", p.getPartitionsLog2(), ctx.params.partitionsLog2());
     mismatch("IBLT hash count", p.getIbltHashCount(), ctx.params.ibltHashCount());
     mismatch("IBLT max log2", p.getIbltMaxLog2(), ctx.params.ibltMaxLog2());
+    mismatch("rateless log2", p.getRatelessLog2(), ctx.params.ratelessLog2());
     if (!p.getEstimator().equals(ctx.params.estimator())) {
       throw new ProtocolException(
           Code.PARAMS,

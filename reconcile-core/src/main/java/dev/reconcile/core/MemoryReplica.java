@@ -26,6 +26,7 @@ public final class MemoryReplica implements RecordStore {
   private final List<Map<Long, List<ByteBuffer>>> byElement;
   private final Fingerprint.Accumulator[] fingerprints;
   private final DifferenceEstimator[] estimators;
+  private final CodedSymbols[] symbols; // null entries without a rateless prefix
   private final Sketches sketches = new Sketches();
 
   public MemoryReplica(SketchParams params, EstimatorFactory estimators) {
@@ -35,7 +36,11 @@ public final class MemoryReplica implements RecordStore {
     this.byElement = new ArrayList<>(p);
     this.fingerprints = new Fingerprint.Accumulator[p];
     this.estimators = new DifferenceEstimator[p];
+    this.symbols = new CodedSymbols[p];
     for (int i = 0; i < p; i++) {
+      if (params.rateless()) {
+        symbols[i] = new CodedSymbols(spec, params.ratelessLog2());
+      }
       byElement.add(new HashMap<>());
       fingerprints[i] = new Fingerprint.Accumulator(spec);
       this.estimators[i] = estimators.create(spec);
@@ -121,6 +126,9 @@ public final class MemoryReplica implements RecordStore {
     byElement.get(p).computeIfAbsent(e, x -> new ArrayList<>(1)).add(k);
     fingerprints[p].add(e);
     estimators[p].add(e);
+    if (symbols[p] != null) {
+      symbols[p].insert(e);
+    }
   }
 
   private void remove(byte[] key, long e) {
@@ -134,6 +142,9 @@ public final class MemoryReplica implements RecordStore {
     }
     fingerprints[p].remove(e);
     estimators[p].remove(e);
+    if (symbols[p] != null) {
+      symbols[p].delete(e);
+    }
   }
 
   private long[] elements(int partition) {
@@ -179,6 +190,16 @@ public final class MemoryReplica implements RecordStore {
         t.insert(e);
       }
       return t;
+    }
+
+    @Override
+    public boolean hasSymbols() {
+      return params.rateless();
+    }
+
+    @Override
+    public CodedSymbols symbols(int partition) {
+      return symbols[partition] == null ? null : symbols[partition].copy();
     }
 
     @Override

@@ -93,6 +93,24 @@ public final class MemorySketches implements PartitionSketches {
   }
 
   @Override
+  public boolean hasSymbols() {
+    return params.rateless();
+  }
+
+  /** Built from the partition's elements when asked for (an O(n log M) pass), like the tables. */
+  @Override
+  public CodedSymbols symbols(int partition) {
+    if (!params.rateless()) {
+      return null;
+    }
+    CodedSymbols s = new CodedSymbols(params.spec(), params.ratelessLog2());
+    for (long f : flipped[partition]) {
+      s.insert(f ^ Long.MIN_VALUE);
+    }
+    return s;
+  }
+
+  @Override
   public boolean contains(int partition, long element) {
     return Arrays.binarySearch(flipped[partition], element ^ Long.MIN_VALUE) >= 0;
   }

@@ -5,44 +5,61 @@ import java.util.List;
 
 /**
  * Everything maintained for one partition on the write path: the {@link Fingerprint}, the {@link
- * DifferenceEstimator} and the {@link IbltLadder}. All are linear, so an overwrite is {@code
+ * DifferenceEstimator}, the {@link IbltLadder} and, with {@link SketchParams#rateless()}, the
+ * prefix of coded symbols ({@link CodedSymbols}). All are linear, so an overwrite is {@code
  * remove(old); add(new)} and the state does not depend on the order of operations; the element's
- * cell hash is computed once per update for the tables. Not thread-safe.
+ * one keyed cell hash is computed once per update and shared by the tables and the symbols. Not
+ * thread-safe.
  */
 public final class PartitionSketch {
   private final HashSpec spec;
   private final Fingerprint.Accumulator fingerprint;
   private final DifferenceEstimator estimator;
   private final IbltLadder tables;
+  private final CodedSymbols symbols; // null without a rateless prefix
 
   public PartitionSketch(SketchParams params, EstimatorFactory estimators) {
     this.spec = params.spec();
     this.fingerprint = new Fingerprint.Accumulator(spec);
     this.estimator = estimators.create(spec);
     this.tables = new IbltLadder(params);
+    this.symbols = params.rateless() ? new CodedSymbols(spec, params.ratelessLog2()) : null;
   }
 
   private PartitionSketch(
       HashSpec spec,
       Fingerprint.Accumulator fingerprint,
       DifferenceEstimator estimator,
-      IbltLadder tables) {
+      IbltLadder tables,
+      CodedSymbols symbols) {
     this.spec = spec;
     this.fingerprint = fingerprint;
     this.estimator = estimator;
     this.tables = tables;
+    this.symbols = symbols;
   }
 
   public void add(long element) {
-    fingerprint.add(element);
-    estimator.add(element);
-    tables.update(element, spec.cellBase(element), 1);
+    update(element, 1);
   }
 
   public void remove(long element) {
-    fingerprint.remove(element);
-    estimator.remove(element);
-    tables.update(element, spec.cellBase(element), -1);
+    update(element, -1);
+  }
+
+  private void update(long element, int delta) {
+    if (delta > 0) {
+      fingerprint.add(element);
+      estimator.add(element);
+    } else {
+      fingerprint.remove(element);
+      estimator.remove(element);
+    }
+    long c = spec.cellBase(element);
+    tables.update(element, c, delta);
+    if (symbols != null) {
+      symbols.update(element, c, delta);
+    }
   }
 
   /** Replaces {@code old} (when {@code hadOld}) by {@code neu}. */
@@ -67,11 +84,17 @@ public final class PartitionSketch {
     return tables.fold(shape);
   }
 
+  /** A copy of the coded symbols, or null without a rateless prefix. */
+  public CodedSymbols symbolsCopy() {
+    return symbols == null ? null : symbols.copy();
+  }
+
   /** A deep copy (for a consistency check against a rebuild). */
   public PartitionSketch copy() {
     Fingerprint.Accumulator f = new Fingerprint.Accumulator(spec);
     f.set(fingerprint.snapshot());
-    return new PartitionSketch(spec, f, estimator.copy(), tables.copy());
+    return new PartitionSketch(
+        spec, f, estimator.copy(), tables.copy(), symbols == null ? null : symbols.copy());
   }
 
   /**
@@ -91,11 +114,14 @@ public final class PartitionSketch {
     if (!tables.sameCells(rebuilt.tables)) {
       diffs.add("maintained IBLTs " + tables.shapes() + " differ");
     }
+    if (symbols != null && !symbols.sameSymbols(rebuilt.symbols)) {
+      diffs.add("coded symbols (" + symbols.size() + ") differ");
+    }
     return diffs;
   }
 
-  /** Bytes of memory the maintained tables take (the estimator adds its cells). */
+  /** Bytes of memory the maintained tables and symbols take (the estimator adds its cells). */
   public long tableBytes() {
-    return tables.memoryBytes();
+    return tables.memoryBytes() + (symbols == null ? 0 : symbols.memoryBytes());
   }
 }

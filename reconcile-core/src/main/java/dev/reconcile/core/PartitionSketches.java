@@ -16,6 +16,20 @@ public interface PartitionSketches {
   /** A new table of {@code shape} for the partition, folded from the maintained one. */
   Iblt iblt(int partition, IbltShape shape);
 
+  /**
+   * A copy of the partition's maintained coded symbols (the first {@code 2^ratelessLog2} of its
+   * rateless stream), or null when this side maintains none: the session then does not offer the
+   * rateless mode.
+   */
+  default CodedSymbols symbols(int partition) {
+    return null;
+  }
+
+  /** True when {@link #symbols} gives every partition's symbols (the rateless mode is offered). */
+  default boolean hasSymbols() {
+    return false;
+  }
+
   /** True when the partition currently holds {@code element}. */
   boolean contains(int partition, long element);
 

@@ -71,6 +71,12 @@ public final class RatelessPacing {
     /** 16 symbols first (224 B), batches of at least 16, growth 1/4, estimate on. */
     public static final Config DEFAULT = new Config(16, 16, 0.25, true);
 
+    /**
+     * The sessions' pacing: one stream per unequal partition, most of which hold one or two
+     * differences when differences are few, so 4 symbols first and batches of at least 8.
+     */
+    public static final Config SESSION = new Config(4, 8, 0.25, true);
+
     public Config {
       if (firstBatch < 1 || minBatch < 1) {
         throw new IllegalArgumentException(

@@ -79,6 +79,7 @@ public final class ReconcileSession {
   private final ResultStream results;
   private final TableExchange tables;
   private final RepairExchange repair;
+  private final RatelessExchange rateless;
   private final Verify verify;
   private State state = State.NEW;
   private long sessionId;
@@ -99,6 +100,7 @@ public final class ReconcileSession {
     this.results = new ResultStream(ctx, this::onAllSettled);
     this.digests = new DigestMerge(ctx, results);
     this.tables = new TableExchange(ctx, digests, results);
+    this.rateless = new RatelessExchange(ctx, tables, results, this::onAllSettled);
     this.repair = new RepairExchange(ctx, this::repaired);
     this.verify = new Verify(ctx, fingerprints);
     this.sessionId = config.sessionId();
@@ -145,7 +147,7 @@ public final class ReconcileSession {
     if (ctx.role != Role.INITIATOR || state != State.NEW) {
       throw new IllegalStateException("start() is for a new initiator");
     }
-    ctx.queue(handshake.hello(fingerprints.digest()));
+    ctx.queue(handshake.hello(fingerprints.digest(), offersRateless()));
     state = State.AWAIT_HELLO_ACK;
   }
 
@@ -237,18 +239,28 @@ public final class ReconcileSession {
     switch (e.getBodyCase()) {
       case HELLO -> {
         expect(Role.RESPONDER, State.AWAIT_HELLO, "Hello");
-        handshake.onHello(e.getHello());
+        handshake.onHello(e.getHello(), offersRateless());
         List<Part> unequal = fingerprints.compare(e.getHello().getDigest());
         handshake.ack(unequal);
         state = State.RECONCILING;
-        tables.offer(settleBulk(unequal));
+        List<Part> rest = settleBulk(unequal);
+        if (ctx.rateless) {
+          rateless.start(rest);
+        } else {
+          tables.offer(rest);
+        }
       }
       case HELLO_ACK -> {
         expect(Role.INITIATOR, State.AWAIT_HELLO_ACK, "HelloAck");
-        handshake.onHelloAck(e.getHelloAck());
+        handshake.onHelloAck(e.getHelloAck(), offersRateless());
         state = State.RECONCILING;
-        for (Part part : settleBulk(fingerprints.unequal(e.getHelloAck()))) {
-          part.phase = Part.Phase.WAIT_OFFER;
+        List<Part> rest = settleBulk(fingerprints.unequal(e.getHelloAck()));
+        if (ctx.rateless) {
+          rateless.expect(rest);
+        } else {
+          for (Part part : rest) {
+            part.phase = Part.Phase.WAIT_OFFER;
+          }
         }
         if (ctx.allSettled()) {
           onAllSettled();
@@ -277,6 +289,18 @@ public final class ReconcileSession {
       case MISSING -> {
         expect(Role.INITIATOR, State.RECONCILING, "MissingChunk");
         results.onMissing(e.getMissing());
+      }
+      case SYMBOLS -> {
+        expect(Role.INITIATOR, State.RECONCILING, "SymbolChunk");
+        rateless.onSymbols(e.getSymbols());
+      }
+      case SYMBOL_REQUEST -> {
+        expect(Role.RESPONDER, State.RECONCILING, "SymbolRequest");
+        rateless.onRequest(e.getSymbolRequest());
+      }
+      case RATELESS_FALLBACK -> {
+        expect(Role.RESPONDER, State.RECONCILING, "RatelessFallback");
+        rateless.onFallback(e.getRatelessFallback());
       }
       case RECORD_REQUEST -> {
         expectState(State.RECONCILING, "RecordRequest");
@@ -334,6 +358,11 @@ public final class ReconcileSession {
     return rest;
   }
 
+  /** True when this side maintains coded symbols and its configuration offers the mode. */
+  private boolean offersRateless() {
+    return rateless.available() && ctx.local.hasSymbols();
+  }
+
   /** Initiator: every unequal partition is settled. */
   private void onAllSettled() {
     ctx.queue(Envelope.newBuilder().setDone(Done.getDefaultInstance()));
@@ -353,6 +382,9 @@ public final class ReconcileSession {
       return;
     }
     expectState(State.RECONCILING, "Done");
+    if (ctx.dryRun) {
+      rateless.settleStreamsOfADryRun();
+    }
     for (Part part : ctx.parts.values()) {
       if (part.phase != Part.Phase.SETTLED) {
         throw new ProtocolException(

@@ -33,6 +33,9 @@ final class SessionContext {
   String peerNodeId = "";
   boolean dryRun;
 
+  /** The rateless mode was chosen for this session. */
+  boolean rateless;
+
   SessionContext(
       Role role,
       SessionConfig config,
@@ -100,7 +103,7 @@ final class SessionContext {
       part.lastShape = part.group.lastShape;
     }
     // Hello (which carries the fingerprints), then one per table, list or symbol batch.
-    stats.roundTrips = Math.max(stats.roundTrips, 2 + part.attempts + (part.fallback ? 1 : 0));
+    stats.roundTrips = Math.max(stats.roundTrips, 1 + part.attempts + (part.fallback ? 1 : 0));
     long[] local = part.missingLocal.toArray();
     long[] remote = part.missingRemote.toArray();
     int cap = listCap();

@@ -6,13 +6,17 @@ import dev.reconcile.core.wire.SketchParamsProto;
 /**
  * Everything two peers must agree on before their sketches can be combined. Compared field by field
  * in the handshake; a mismatch is refused naming both values.
+ *
+ * @param ratelessLog2 coded symbols maintained per partition for the rateless mode, {@code
+ *     2^ratelessLog2}; 0 when none are (the rateless mode is then not offered)
  */
 public record SketchParams(
     HashSpec spec,
     int partitionsLog2,
     int ibltHashCount,
     int ibltMaxLog2,
-    EstimatorParams estimator) {
+    EstimatorParams estimator,
+    int ratelessLog2) {
   public static final int MAX_PARTITIONS_LOG2 = 16;
 
   public SketchParams {
@@ -24,6 +28,30 @@ public record SketchParams(
       throw new IllegalArgumentException("iblt max log2 " + ibltMaxLog2 + " outside [2, 22]");
     }
     new IbltShape(ibltHashCount, 1, ibltMaxLog2); // validates the hash count
+    if (ratelessLog2 < 0 || ratelessLog2 > CodedSymbols.MAX_LOG2) {
+      throw new IllegalArgumentException(
+          "rateless log2 " + ratelessLog2 + " outside [0, " + CodedSymbols.MAX_LOG2 + "]");
+    }
+  }
+
+  /** Parameters without a maintained rateless prefix. */
+  public SketchParams(
+      HashSpec spec,
+      int partitionsLog2,
+      int ibltHashCount,
+      int ibltMaxLog2,
+      EstimatorParams estimator) {
+    this(spec, partitionsLog2, ibltHashCount, ibltMaxLog2, estimator, 0);
+  }
+
+  /** The same parameters with {@code log2} rateless symbols per partition (0: none). */
+  public SketchParams withRatelessLog2(int log2) {
+    return new SketchParams(spec, partitionsLog2, ibltHashCount, ibltMaxLog2, estimator, log2);
+  }
+
+  /** True when each partition maintains a prefix of coded symbols. */
+  public boolean rateless() {
+    return ratelessLog2 > 0;
   }
 
   public int partitions() {
@@ -73,6 +101,7 @@ public record SketchParams(
         .setIbltHashCount(ibltHashCount)
         .setIbltMaxLog2(ibltMaxLog2)
         .setEstimator(estimator)
+        .setRatelessLog2(ratelessLog2)
         .build();
   }
 }

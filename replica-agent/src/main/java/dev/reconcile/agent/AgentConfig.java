@@ -2,6 +2,7 @@ package dev.reconcile.agent;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.reconcile.core.RatelessPacing;
 import dev.reconcile.core.RepairConfig;
 import dev.reconcile.core.SessionLimits;
 import java.io.IOException;
@@ -43,6 +44,8 @@ public record AgentConfig(
     int repairWindow,
     int maxFrameBytes,
     int maxListedElements,
+    int ratelessLog2,
+    String mode,
     Duration idleTimeout,
     Duration sessionTimeout,
     Security security,
@@ -98,6 +101,8 @@ public record AgentConfig(
     d.put("repair-window", "8");
     d.put("max-frame-bytes", "16MiB");
     d.put("max-listed-elements", "4194304");
+    d.put("rateless-log2", "14");
+    d.put("mode", "rateless");
     d.put("idle-timeout", "30s");
     d.put("session-timeout", "10m");
     d.put("tls-cert", "");
@@ -243,6 +248,8 @@ public record AgentConfig(
             r.integer("repair-window", 1, 1024),
             (int) Math.min(Integer.MAX_VALUE, r.size("max-frame-bytes")),
             r.integer("max-listed-elements", 1, Integer.MAX_VALUE - 8),
+            r.integer("rateless-log2", 0, 20),
+            r.choice("mode", "rateless", "estimator"),
             r.duration("idle-timeout"),
             r.duration("session-timeout"),
             sec,
@@ -287,6 +294,11 @@ public record AgentConfig(
     return 3L * (1L << ibltMaxLog2) * 14;
   }
 
+  /** The rateless pacing of this agent's sessions, or null when mode is estimator. */
+  public RatelessPacing.Config pacing() {
+    return mode.equals("rateless") && ratelessLog2 > 0 ? RatelessPacing.Config.SESSION : null;
+  }
+
   /** The caps a session of this agent enforces. */
   public SessionLimits sessionLimits() {
     return new SessionLimits(maxListedElements, SessionLimits.DEFAULT.chunkElements());
@@ -323,6 +335,17 @@ public record AgentConfig(
     String optional(String k) {
       String s = str(k);
       return s.isEmpty() ? null : s;
+    }
+
+    String choice(String k, String... allowed) {
+      String s = str(k).toLowerCase(Locale.ROOT);
+      for (String a : allowed) {
+        if (a.equals(s)) {
+          return a;
+        }
+      }
+      throw new ConfigException(
+          k + ": '" + str(k) + "' is not one of " + String.join(", ", allowed));
     }
 
     boolean bool(String k) {

@@ -177,13 +177,10 @@ final class PeerRound {
       for (Envelope e : d.frames()) {
         ch.send(e);
       }
-      if (initiator || !d.finished().ok) {
-        String why = d.finished().ok ? "round complete" : "round failed";
-        ch.whenWritable(v -> ch.close(why));
+      if (initiator && d.finished().ok) {
+        ch.whenWritable(v -> ch.close("round complete"));
       } else {
-        // The initiator closes once it has read the last frames; don't wait for it forever.
-        vertx.setTimer(
-            Math.max(100, rt.config().idleTimeout().toMillis()), id -> ch.close("round complete"));
+        lingerThenClose(d.finished().ok ? "round complete" : "round failed");
       }
       return;
     }
@@ -207,6 +204,19 @@ final class PeerRound {
             ch.resume();
           }
         });
+  }
+
+  /**
+   * Closes once the peer has closed, or after a grace period: the peer closes when it has read the
+   * last frames. Closing at once with the peer's frames still unread would make TCP reset the
+   * connection, and a reset can destroy the last frames sent (a refusal, a failed-apply
+   * acknowledgement) before the peer reads them; meanwhile whatever arrives is read and dropped.
+   */
+  private void lingerThenClose(String why) {
+    ch.frameHandler(e -> {});
+    ch.resume();
+    vertx.setTimer(
+        Math.max(100, Math.min(2000, rt.config().idleTimeout().toMillis())), id -> ch.close(why));
   }
 
   private double refill() {

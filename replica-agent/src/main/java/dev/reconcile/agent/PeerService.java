@@ -254,7 +254,8 @@ final class PeerService {
   private SessionConfig sessionConfig(long sessionId, int[] partitions) {
     RepairConfig repair = config.repairConfig(rt.store().clock()::wallMillis);
     return new SessionConfig(
-        config.clusterId(), config.nodeId(), sessionId, partitions, rt.limits(), false, repair);
+            config.clusterId(), config.nodeId(), sessionId, partitions, rt.limits(), false, repair)
+        .withPacing(config.pacing());
   }
 
   /** Partitions not yet done in an interrupted round, or null for all. */

@@ -50,7 +50,12 @@ public final class ReplicaAgent implements AutoCloseable {
   public static SketchParams sketchParams(AgentConfig config, EstimatorFactory estimators) {
     long seed = HashSpec.seedFromSecret(config.hashSeed().getBytes(StandardCharsets.UTF_8));
     return new SketchParams(
-        HashSpec.xxh3(seed), config.partitionsLog2(), 3, config.ibltMaxLog2(), estimators.params());
+        HashSpec.xxh3(seed),
+        config.partitionsLog2(),
+        3,
+        config.ibltMaxLog2(),
+        estimators.params(),
+        config.ratelessLog2());
   }
 
   /** Opens the store, rebuilds sketches, listens on both ports and starts the scheduler. */

@@ -13,6 +13,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Agents in one JVM on loopback converge after divergent writes. */
 class ConvergenceTest {
@@ -58,11 +60,12 @@ class ConvergenceTest {
     }
   }
 
-  @Test
-  void twoSidedDifferencesConflictsAndDeletes() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"rateless", "estimator"})
+  void twoSidedDifferencesConflictsAndDeletes(String mode) throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
-      ReplicaAgent a = c.start("a", Map.of());
-      ReplicaAgent b = c.start("b", Map.of());
+      ReplicaAgent a = c.start("a", Map.of("mode", mode));
+      ReplicaAgent b = c.start("b", Map.of("mode", mode));
       load(a, "common", 0, 20_000);
       assertThat(repair(a, b).ok).isTrue();
       load(a, "only-a", 0, 150);
@@ -79,7 +82,8 @@ class ConvergenceTest {
       }
       RoundReport r = repair(a, b);
       assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
-      assertThat(r.ibltPartitions).isPositive();
+      assertThat(mode.equals("rateless") ? r.ratelessPartitions : r.ibltPartitions).isPositive();
+      assertThat(r.stats.estimatorBytes() > 0).isEqualTo(mode.equals("estimator"));
       assertConverged(a, b);
       assertThat(a.store().get(b("common1000")).orElseThrow().tombstone()).isTrue();
       assertThat(b.store().get(b("only-a3"))).isPresent();
@@ -180,8 +184,8 @@ class ConvergenceTest {
   void lowEstimatesDoubleTheTableAgainstRealAgents() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
       var low = ExactEstimator.factory(0.01);
-      ReplicaAgent a = c.start("a", Map.of(), low);
-      ReplicaAgent b = c.start("b", Map.of(), low);
+      ReplicaAgent a = c.start("a", Map.of("mode", "estimator"), low);
+      ReplicaAgent b = c.start("b", Map.of("mode", "estimator"), low);
       // Identical common records, then the same keys written on both sides: those elements differ
       // but the counts stay equal, so the count difference gives no lower bound and the low
       // estimate stands.
@@ -200,7 +204,7 @@ class ConvergenceTest {
   void differenceBeyondTheLargestTableFallsBackAgainstRealAgents() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
       Map<String, String> small =
-          Map.of("iblt-max-log2", "8"); // 768 cells: too few for ~750 per partition
+          Map.of("iblt-max-log2", "8", "mode", "estimator"); // 768 cells: too few for ~750
       var low = ExactEstimator.factory(0.001);
       ReplicaAgent a = c.start("a", small, low);
       ReplicaAgent b = c.start("b", small, low);

@@ -1,5 +1,6 @@
 package dev.reconcile.agent.store;
 
+import dev.reconcile.core.CodedSymbols;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.Fingerprint;
@@ -43,6 +44,11 @@ final class PartitionState {
 
   synchronized DifferenceEstimator estimatorCopy() {
     return sketch.estimatorCopy();
+  }
+
+  /** A copy of the coded symbols (null without a rateless prefix). */
+  synchronized CodedSymbols symbolsCopy() {
+    return sketch.symbolsCopy();
   }
 
   /** A new table of {@code shape} folded from the maintained table of its ladder. */

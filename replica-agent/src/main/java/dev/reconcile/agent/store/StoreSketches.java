@@ -1,5 +1,6 @@
 package dev.reconcile.agent.store;
 
+import dev.reconcile.core.CodedSymbols;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.ElementCursor;
 import dev.reconcile.core.Fingerprint;
@@ -212,6 +213,17 @@ final class StoreSketches implements PartitionSketches {
               + s.params.maxShapeBase3());
     }
     return states[partition].fold(shape);
+  }
+
+  @Override
+  public CodedSymbols symbols(int partition) {
+    s.checkPartition(partition);
+    return states[partition].symbolsCopy();
+  }
+
+  @Override
+  public boolean hasSymbols() {
+    return s.params.rateless();
   }
 
   @Override

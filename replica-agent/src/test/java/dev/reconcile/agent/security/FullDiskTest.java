@@ -63,7 +63,7 @@ class FullDiskTest {
       TreeMap<String, String> truth = contents(a.store());
       RoundReport r = repair(a, b);
       assertThat(r.ok).isFalse();
-      assertThat(r.error).as(r.error).containsIgnoringCase("space");
+      assertThat(r.error).as("%s; b: %s", r.error, b.lastReports()).containsIgnoringCase("space");
       // Whatever b stored is exactly a's records, its count agrees with its records, its sketches
       // with both.
       TreeMap<String, String> got = contents(b.store());
