@@ -63,9 +63,18 @@ public final class ReplicaAgent implements AutoCloseable {
    * As {@link #start(AgentConfig)} with another estimator (tests force estimation errors with it).
    */
   public static ReplicaAgent start(AgentConfig config, EstimatorFactory given) throws Exception {
+    return start(config, given, AgentTestHooks.NONE);
+  }
+
+  /**
+   * As {@link #start(AgentConfig, EstimatorFactory)} with faults injected for a test ({@link
+   * AgentTestHooks}: clock skew, scaled estimates). Only tests and the replay runner call this.
+   */
+  public static ReplicaAgent start(AgentConfig config, EstimatorFactory given, AgentTestHooks hooks)
+      throws Exception {
     long t0 = System.nanoTime();
-    EstimatorFactory estimators = ScaledEstimators.wrap(given, config.estimatorScale());
-    long offset = config.clockOffset().toMillis();
+    EstimatorFactory estimators = ScaledEstimators.wrap(given, hooks.estimatorScale());
+    long offset = hooks.clockOffset().toMillis();
     ReplicaStore store =
         ReplicaStore.open(
             StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
