@@ -45,6 +45,7 @@ public final class ReplicaAgent implements AutoCloseable {
     AgentRuntime rt = new AgentRuntime(vertx, store, metrics, config, SessionLimits.DEFAULT);
     this.peers = new PeerService(rt);
     this.api = new AdminApi(this);
+    metrics.bindStore(store);
   }
 
   /** The sketch parameters an agent with {@code config} uses. */
@@ -212,6 +213,7 @@ public final class ReplicaAgent implements AutoCloseable {
     } catch (Exception e) {
       LOG.warn("closing vert.x: {}", e.toString());
     }
+    metrics.close();
     store.close();
     LOG.info("agent {} stopped", config.nodeId());
   }

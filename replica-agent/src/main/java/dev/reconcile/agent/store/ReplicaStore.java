@@ -1364,6 +1364,39 @@ public final class ReplicaStore implements AutoCloseable {
     return b;
   }
 
+  // ------------------------------------------------------------------------------ RocksDB figures
+
+  /** The column families whose RocksDB properties {@link #rocksProperty} reads. */
+  public static final List<String> COLUMN_FAMILIES = List.of("records", "digests", "meta");
+
+  /**
+   * An integer RocksDB property (e.g. {@code rocksdb.estimate-num-keys}) of one of {@link
+   * #COLUMN_FAMILIES}, for metrics; -1 while the store is closing or closed, or when RocksDB does
+   * not know the property. Reads in-memory counters only; never waits for a closing store.
+   */
+  public long rocksProperty(String columnFamily, String property) {
+    if (!lifecycle.readLock().tryLock()) {
+      return -1;
+    }
+    try {
+      if (closed) {
+        return -1;
+      }
+      ColumnFamilyHandle cf =
+          switch (columnFamily) {
+            case "records" -> records;
+            case "digests" -> digests;
+            case "meta" -> meta;
+            default -> throw new IllegalArgumentException("no column family " + columnFamily);
+          };
+      return db.getLongProperty(cf, property);
+    } catch (RocksDBException e) {
+      return -1;
+    } finally {
+      lifecycle.readLock().unlock();
+    }
+  }
+
   // ------------------------------------------------------------------------------- sketches view
 
   /** {@link PartitionSketches} over the maintained state and the digest index. */
