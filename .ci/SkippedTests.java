@@ -24,6 +24,16 @@ import org.w3c.dom.NodeList;
 public class SkippedTests {
   record Case(String module, String cls, String name, String skipped) {}
 
+  /** The message attribute, else the first line of the body (an assumption's stack trace). */
+  static String reason(Element skipped) {
+    String m = skipped.getAttribute("message").trim();
+    if (m.isEmpty()) {
+      m = skipped.getTextContent().strip().split("\n", 2)[0];
+      m = m.replaceFirst("^org\\.opentest4j\\.TestAbortedException: ", "").trim();
+    }
+    return m.isEmpty() ? "(no reason given)" : m;
+  }
+
   public static void main(String[] args) throws Exception {
     Path root = Path.of(args.length > 0 ? args[0] : ".");
     Map<String, String> required = new LinkedHashMap<>();
@@ -62,8 +72,7 @@ public class SkippedTests {
         NodeList sk = tc.getElementsByTagName("skipped");
         String reason = null;
         if (sk.getLength() > 0) {
-          reason = ((Element) sk.item(0)).getAttribute("message");
-          reason = reason.isBlank() ? "(no reason given)" : reason.trim();
+          reason = reason((Element) sk.item(0));
         }
         cases.add(new Case(module, tc.getAttribute("classname"), tc.getAttribute("name"), reason));
       }

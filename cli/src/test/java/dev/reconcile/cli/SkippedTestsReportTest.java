@@ -78,15 +78,29 @@ class SkippedTestsReportTest {
         ran(rocks, "databaseWrittenByRocksDb")
             + skipped(rocks, "databaseWrittenByLdb", "ldb is not on PATH"));
     report("cli", "failsafe-reports", "dev.reconcile.cli.ShadedJarIT", ran("x.ShadedJarIT", "a"));
+    String it = "dev.reconcile.it.ReplaySoakTest";
+    report(
+        "integration-tests",
+        "surefire-reports",
+        it,
+        "<testcase name=\"soak\" classname=\""
+            + it
+            + "\"><skipped type=\"org.opentest4j.TestAbortedException\"><![CDATA["
+            + "org.opentest4j.TestAbortedException: Assumption failed: soak runs only with -Psoak\n"
+            + "\tat org.junit.jupiter.api.Assumptions.throwAssumptionFailed(Assumptions.java:321)"
+            + "]]></skipped></testcase>");
 
     Run none = run();
     assertThat(none.status()).as(none.out()).isZero();
     assertThat(none.out())
-        .contains("skipped tests: 2 of 4 (3 reports)")
+        .contains("skipped tests: 3 of 5 (4 reports)")
         .contains(
             "SKIPPED dev.reconcile.agent.security.OpensslCertificatesTest.certificatesMadeByOpenssl"
                 + " [replica-agent]: openssl not installed")
-        .contains("SKIPPED dev.reconcile.cli.RocksDbSideTest.databaseWrittenByLdb [cli]");
+        .contains("SKIPPED dev.reconcile.cli.RocksDbSideTest.databaseWrittenByLdb [cli]")
+        .contains(
+            "SKIPPED dev.reconcile.it.ReplaySoakTest.soak [integration-tests]: Assumption failed:"
+                + " soak runs only with -Psoak");
 
     Run needsOpenssl = run("openssl=OpensslCertificatesTest");
     assertThat(needsOpenssl.status()).isEqualTo(1);
