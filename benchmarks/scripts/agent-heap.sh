@@ -15,7 +15,15 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 jar="$root/cli/target/reconcile.jar"
 [ -f "$jar" ] || { echo "no $jar: ./mvnw -B -ntp -pl cli -am package -DskipTests" >&2; exit 2; }
 work="$(mktemp -d "${TMPDIR:-/tmp}/agent-heap.XXXXXX")"
-trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100000 1000000 10000000)
 
