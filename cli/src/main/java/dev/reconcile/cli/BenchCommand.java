@@ -22,6 +22,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "bench",
+    mixinStandardHelpOptions = true,
     description = {
       "Measures protocol bytes (in memory, real session, against a full digest list and a Merkle",
       "tree), round latency and repair stream rate (two agents on loopback). Writes CSV files and",

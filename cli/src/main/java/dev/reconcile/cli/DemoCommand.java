@@ -29,6 +29,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "demo",
+    mixinStandardHelpOptions = true,
     description = {
       "Starts two agents on embedded RocksDB under --dir, loads a divergent dataset (missing",
       "records both ways, conflicting versions, deletes), runs one repair round and checks that",

@@ -75,14 +75,22 @@ public final class ReconcileCommand implements Callable<Integer> {
 
   /**
    * A command line with the error handling {@code main} uses: a usage error is one line ({@code
-   * reconcile diff: MESSAGE (see 'reconcile diff --help')}) and exit status 2.
+   * reconcile diff: MESSAGE (see 'reconcile diff --help')}) and exit status 2; a subcommand given
+   * without any argument when it needs some prints that line and then its usage (on stderr).
    */
   public static CommandLine commandLine(ReconcileCommand command) {
     CommandLine cl = new CommandLine(command);
+    AgentCommand.addConfigOptions(cl.getSubcommands().get("agent").getCommandSpec());
     cl.setParameterExceptionHandler(
         (ex, args) -> {
           CommandLine c = ex.getCommandLine();
           String name = c.getCommandSpec().qualifiedName();
+          if (c != cl && args.length == 1 && args[0].equals(c.getCommandName())) {
+            c.getErr().println(name + ": " + ex.getMessage());
+            c.usage(c.getErr());
+            c.getErr().flush();
+            return TROUBLE;
+          }
           c.getErr().println(name + ": " + ex.getMessage() + " (see '" + name + " --help')");
           c.getErr().flush();
           return TROUBLE;

@@ -49,6 +49,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "repair",
+    mixinStandardHelpOptions = true,
     description = {
       "Runs one repair round between two replicas and prints what moved. LEFT and RIGHT are both",
       "agent:HOST:PORT (running agents' HTTP addresses; LEFT initiates) or both rocksdb:PATH",

@@ -30,6 +30,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "replay",
+    mixinStandardHelpOptions = true,
     description = {
       "Replays divergence scenarios (YAML, see docs/replay.md) against real agents behind fault-injecting proxies",
       "and checks that replicas converge to the runner's model of the conflict rule with nothing lost.",

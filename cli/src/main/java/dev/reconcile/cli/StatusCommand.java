@@ -15,6 +15,7 @@ import picocli.CommandLine.Spec;
 /** {@code reconcile status HOST:PORT}: an agent's {@code GET /status}, printed for a person. */
 @Command(
     name = "status",
+    mixinStandardHelpOptions = true,
     description = {
       "Shows a running agent's state: node, records, partitions, peers and the last round with",
       "each peer. ADDRESS is the agent's HTTP address (HOST:PORT or agent:HOST:PORT)."

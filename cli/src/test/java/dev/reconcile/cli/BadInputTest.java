@@ -155,7 +155,14 @@ class BadInputTest {
   @Test
   void wrongNumberOfArguments() {
     trouble("Missing required parameter: 'RIGHT'", "diff", "file:" + good);
-    trouble("Missing required parameters: 'LEFT', 'RIGHT'", "diff");
+    // Without any argument: the error, then the command's usage.
+    for (String cmd : List.of("diff", "estimate")) {
+      Result res = Cli.run(cmd);
+      assertThat(res.status()).isEqualTo(2);
+      assertThat(res.out()).isEmpty();
+      assertThat(res.errLines().get(0)).contains("Missing required parameters: 'LEFT', 'RIGHT'");
+      assertThat(res.err()).contains("Usage: reconcile " + cmd);
+    }
     trouble(
         "Unmatched argument at index 3: 'file:third'",
         "diff",

@@ -1,5 +1,6 @@
 package dev.reconcile.it;
 
+import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.cli.replay.HttpCluster;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,16 +40,11 @@ final class ContainerCluster extends HttpCluster {
   }
 
   @Override
-  protected Endpoint launch(String name, int index, Map<String, String> config) {
+  protected Endpoint launch(
+      String name, int index, Map<String, String> config, AgentTestHooks hooks) {
     List<String> cmd =
-        new ArrayList<>(
-            List.of(
-                "-Xmx256m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-jar",
-                "/reconcile.jar"));
-    cmd.addAll(agentArgs(config));
+        new ArrayList<>(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+    cmd.addAll(javaArgs("/reconcile.jar", config, hooks));
     @SuppressWarnings("resource")
     GenericContainer<?> c =
         new GenericContainer<>(DockerImageName.parse(image))

@@ -1,22 +1,33 @@
 package dev.reconcile.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
+import dev.reconcile.cli.HookedAgentMain;
 import dev.reconcile.cli.ReconcileCommand;
+import dev.reconcile.cli.replay.ProcessCluster;
 import dev.reconcile.cli.replay.ScenarioRunner;
+import dev.reconcile.cli.replay.TestHookKeys;
 import dev.reconcile.estimator.StrataEstimatorFactory;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +35,7 @@ import picocli.CommandLine;
 
 /**
  * {@code reconcile replay} end to end: from-dirs, reports, exit statuses, the results file; and the
- * agent's testing knobs.
+ * agent's test hooks, which are not config keys.
  */
 class ReplayCommandTest {
   @TempDir Path dir;
@@ -130,21 +141,82 @@ class ReplayCommandTest {
         .contains("scenario " + bad + ": timeline[0].write.on: no replica named 'z'");
   }
 
-  @Test
-  void clockOffsetSkewsTheVersionsOfLocalWrites() throws Exception {
+  private static Map<String, String> agentKeys(Path data) {
     Map<String, String> m = new HashMap<>(ScenarioRunner.BASE);
     m.put("node-id", "skewed");
-    m.put("data", dir.resolve("skewed").toString());
+    m.put("data", data.toString());
     m.put("peer-listen", "127.0.0.1:0");
     m.put("http-listen", "127.0.0.1:0");
-    m.put("clock-offset", "-1h");
-    AgentConfig c = AgentConfig.fromMap(m);
-    assertThat(c.clockOffset()).isEqualTo(Duration.ofHours(-1));
-    assertThat(c.estimatorScale()).isEqualTo(1.0);
-    try (ReplicaAgent a = ReplicaAgent.start(c)) {
+    return m;
+  }
+
+  @Test
+  void testHooksAreNotAgentConfigKeys() {
+    for (String key : TestHookKeys.KEYS) {
+      Map<String, String> m = agentKeys(dir.resolve("x"));
+      m.put(key, "1");
+      assertThatThrownBy(() -> AgentConfig.fromMap(m))
+          .hasMessageContaining("unknown config key '" + key + "'");
+    }
+  }
+
+  @Test
+  void clockOffsetHookSkewsTheVersionsOfLocalWrites() throws Exception {
+    AgentConfig c = AgentConfig.fromMap(agentKeys(dir.resolve("skewed")));
+    AgentTestHooks hooks = TestHookKeys.parse(Map.of("clock-offset", "-1h"));
+    assertThat(hooks.clockOffset()).isEqualTo(Duration.ofHours(-1));
+    assertThat(hooks.estimatorScale()).isEqualTo(1.0);
+    try (ReplicaAgent a = ReplicaAgent.start(c, StrataEstimatorFactory.defaults(), hooks)) {
       long v = a.store().put(new byte[] {1}, new byte[] {2});
       long behind = System.currentTimeMillis() - HybridClock.physicalMillis(v);
       assertThat(behind).isBetween(3_500_000L, 3_700_000L);
+    }
+  }
+
+  /** A process replica gets its hooks as arguments of HookedAgentMain, not as config keys. */
+  @Test
+  void hookedAgentProcessSkewsItsClock() throws Exception {
+    Path jar = ProcessCluster.locateJar();
+    assertThat(jar).isRegularFile();
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(List.of("-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", jar.toString()));
+    List<String> options = new ArrayList<>();
+    agentKeys(dir.resolve("proc"))
+        .forEach(
+            (k, v) -> {
+              options.add("--set");
+              options.add(k + "=" + v);
+            });
+    cmd.addAll(HookedAgentMain.args(TestHookKeys.parse(Map.of("clock-offset", "-2h")), options));
+    Process p =
+        new ProcessBuilder(cmd)
+            .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("proc.log").toFile()))
+            .start();
+    try (var lines =
+        new java.io.BufferedReader(
+            new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line = lines.readLine();
+      assertThat(line).as("log: %s", Files.readString(dir.resolve("proc.log"))).isNotNull();
+      java.util.regex.Matcher m =
+          java.util.regex.Pattern.compile("http=(\\S+):(\\d+)").matcher(line);
+      assertThat(m.find()).as(line).isTrue();
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> put =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create("http://" + m.group(1) + ":" + m.group(2) + "/kv/skew"))
+                  .PUT(HttpRequest.BodyPublishers.ofString("v"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(put.statusCode()).isEqualTo(204);
+      long v =
+          Long.parseUnsignedLong(put.headers().firstValue("X-Reconcile-Version").orElseThrow());
+      long behind = System.currentTimeMillis() - HybridClock.physicalMillis(v);
+      assertThat(behind).isBetween(7_100_000L, 7_300_000L);
+    } finally {
+      p.destroy();
+      p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS);
     }
   }
 }

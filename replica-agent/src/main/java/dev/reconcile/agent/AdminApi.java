@@ -48,12 +48,7 @@ final class AdminApi {
     Router r = Router.router(vertx);
     r.get("/health").handler(this::health);
     r.route().handler(this::authenticate);
-    r.get("/metrics")
-        .handler(
-            ctx ->
-                ctx.response()
-                    .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                    .end(agent.metrics().scrape()));
+    r.get("/metrics").handler(this::metrics);
     r.get("/status").handler(this::status);
     new SketchApi(agent).mount(r);
     r.get("/selfcheck").handler(this::selfCheck);
@@ -123,6 +118,18 @@ final class AdminApi {
   }
 
   // --------------------------------------------------------------- handlers
+
+  /** Scraped on a worker: the RocksDB gauges read the store. */
+  private void metrics(RoutingContext ctx) {
+    vertx
+        .executeBlocking(() -> agent.metrics().scrape(), false)
+        .onSuccess(
+            text ->
+                ctx.response()
+                    .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                    .end(text))
+        .onFailure(t -> json(ctx, 500, error("metrics: " + t.getMessage())));
+  }
 
   private void health(RoutingContext ctx) {
     json(ctx, 200, new JsonObject().put("status", "ok").put("nodeId", config.nodeId()));

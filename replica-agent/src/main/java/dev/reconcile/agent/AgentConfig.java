@@ -48,9 +48,7 @@ public record AgentConfig(
     String mode,
     Duration idleTimeout,
     Duration sessionTimeout,
-    Security security,
-    Duration clockOffset,
-    double estimatorScale) {
+    Security security) {
 
   /** TLS and authentication settings (see docs/security.md). */
   public record Security(
@@ -76,6 +74,12 @@ public record AgentConfig(
    */
   public static final int MAX_BATCH_RECORDS = 100_000;
 
+  /**
+   * The default {@code hash-seed}. It is public (it is in this source), so an agent refuses it on a
+   * peer port other hosts can reach.
+   */
+  public static final String DEFAULT_HASH_SEED = "reconcile-default-seed";
+
   /** Settings and their defaults, in documentation order. */
   public static final Map<String, String> DEFAULTS = defaults();
 
@@ -90,7 +94,7 @@ public record AgentConfig(
     d.put("repair-interval", "30s");
     d.put("repair-jitter", "0.2");
     d.put("max-sessions", "2");
-    d.put("hash-seed", "reconcile-default-seed");
+    d.put("hash-seed", DEFAULT_HASH_SEED);
     d.put("partitions-log2", "4");
     d.put("iblt-max-log2", "15");
     d.put("tombstone-grace", "7d");
@@ -116,9 +120,54 @@ public record AgentConfig(
     d.put("max-session-bytes", "16GiB");
     d.put("max-clock-skew", "1h");
     d.put("tls-pin-node-id", "true");
-    // Testing knobs (docs/replay.md): skew this replica's HLC physical clock; scale its estimates.
-    d.put("clock-offset", "0");
-    d.put("estimator-scale", "1");
+    return java.util.Collections.unmodifiableMap(d);
+  }
+
+  /**
+   * One line per setting for {@code reconcile agent --help}, in the order of {@link #DEFAULTS}
+   * (every key has one; docs/operations.md has the full text).
+   */
+  public static final Map<String, String> DESCRIPTIONS = descriptions();
+
+  private static Map<String, String> descriptions() {
+    Map<String, String> d = new LinkedHashMap<>();
+    d.put("node-id", "this replica's id, 1-64 of A-Z a-z 0-9 . _ - (required)");
+    d.put("cluster-id", "peers of another cluster id are refused");
+    d.put("data", "RocksDB directory (created if missing)");
+    d.put("peer-listen", "peer protocol address; port 0 picks a free port");
+    d.put("http-listen", "HTTP API address");
+    d.put("peers", "peers' peer ports, comma-separated");
+    d.put("repair-interval", "between background rounds per peer; 0 = on demand only");
+    d.put("repair-jitter", "+- fraction of the repair interval");
+    d.put("max-sessions", "rounds at once, both roles; more are refused (BUSY)");
+    d.put("hash-seed", "cluster secret keying every hash (prefer the config file)");
+    d.put("partitions-log2", "2^x partitions; all peers must agree");
+    d.put("iblt-max-log2", "largest IBLT, 3 x 2^x cells; all peers must agree");
+    d.put("tombstone-grace", "tombstones older than this are purged");
+    d.put("purge-interval", "how often tombstones are purged; 0 = never");
+    d.put("rate-limit", "bytes/s of repair records sent per round; 0 = unlimited");
+    d.put("batch-records", "records per repair batch (at most)");
+    d.put("batch-bytes", "bytes per repair batch (at most)");
+    d.put("repair-window", "unacknowledged batches in flight per direction");
+    d.put("max-frame-bytes", "largest frame accepted, checked before it is read");
+    d.put("idle-timeout", "a round silent for this long is aborted");
+    d.put("session-timeout", "a round longer than this is aborted");
+    d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
+    d.put("tls-key", "PEM private key of tls-cert");
+    d.put("tls-ca", "PEM CA that signs the peers' certificates");
+    d.put("allow-plaintext", "allow a non-loopback peer-listen without TLS");
+    d.put("http-tls", "serve the HTTP API over TLS with tls-cert");
+    d.put("admin-token", "bearer token for HTTP writes and repairs (prefer the config file)");
+    d.put("read-token", "bearer token for HTTP reads (prefer the config file)");
+    d.put("max-sessions-per-peer", "rounds at once from one peer host");
+    d.put("max-session-bytes", "most bytes accepted from a peer on one connection");
+    d.put(
+        "max-clock-skew",
+        "refuse received records this far ahead of the local clock; 0 = no check");
+    d.put("tls-pin-node-id", "a TLS peer's node id must be a name of its certificate");
+    d.put("max-listed-elements", "most elements listed per partition and round; more wait");
+    d.put("rateless-log2", "coded symbols maintained per partition, 2^x; 0 = none");
+    d.put("mode", "rateless or estimator (the rateless mode needs rateless-log2 > 0)");
     return java.util.Collections.unmodifiableMap(d);
   }
 
@@ -252,12 +301,7 @@ public record AgentConfig(
             r.choice("mode", "rateless", "estimator"),
             r.duration("idle-timeout"),
             r.duration("session-timeout"),
-            sec,
-            r.signedDuration("clock-offset"),
-            r.dbl("estimator-scale"));
-    if (!(c.estimatorScale() > 0 && c.estimatorScale() <= 1000)) {
-      throw new ConfigException("estimator-scale " + c.estimatorScale() + " outside (0, 1000]");
-    }
+            sec);
     if (c.maxFrameBytes() < 64 * 1024) {
       throw new ConfigException("max-frame-bytes " + c.maxFrameBytes() + " is below 64KiB");
     }
@@ -285,6 +329,15 @@ public record AgentConfig(
               + c.peerListen()
               + " is not a loopback address: configure tls-cert, tls-key and tls-ca,"
               + " or set allow-plaintext: true to accept unauthenticated plaintext peers");
+    }
+    if (exposed && c.hashSeed().equals(DEFAULT_HASH_SEED)) {
+      throw new ConfigException(
+          "hash-seed is the public default '"
+              + DEFAULT_HASH_SEED
+              + "' and peer-listen "
+              + c.peerListen()
+              + " is not a loopback address: set hash-seed to a long random cluster secret,"
+              + " the same on every node");
     }
     return c;
   }
@@ -384,18 +437,6 @@ public record AgentConfig(
         }
         return d;
       } catch (IllegalArgumentException | ArithmeticException e) {
-        throw new ConfigException(k + ": " + e.getMessage());
-      }
-    }
-
-    /** A duration with an optional leading minus sign ({@code clock-offset: -5s}). */
-    Duration signedDuration(String k) {
-      String s = str(k);
-      boolean neg = s.startsWith("-");
-      try {
-        Duration d = Durations.parse(neg ? s.substring(1) : s);
-        return neg ? d.negated() : d;
-      } catch (IllegalArgumentException e) {
         throw new ConfigException(k + ": " + e.getMessage());
       }
     }

@@ -1,17 +1,61 @@
 package dev.reconcile.agent;
 
+import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmInfoMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** The agent's Prometheus metrics (names in docs/operations.md). */
-public final class AgentMetrics {
+/**
+ * The agent's Prometheus metrics (names in docs/operations.md): its own counters, Micrometer's JVM
+ * (memory, GC, threads, class loading) and process (CPU, uptime, file descriptors) binders, and the
+ * RocksDB properties operators watch ({@link #bindStore}).
+ */
+public final class AgentMetrics implements AutoCloseable {
+  /**
+   * RocksDB properties exported per column family as {@code reconcile_rocksdb_NAME{cf}}: property
+   * -> metric name.
+   */
+  static final Map<String, String> ROCKSDB_PER_CF =
+      Map.of(
+          "rocksdb.estimate-num-keys", "reconcile_rocksdb_estimate_num_keys",
+          "rocksdb.cur-size-all-mem-tables", "reconcile_rocksdb_memtable_bytes",
+          "rocksdb.num-immutable-mem-table", "reconcile_rocksdb_immutable_memtables",
+          "rocksdb.estimate-pending-compaction-bytes", "reconcile_rocksdb_pending_compaction_bytes",
+          "rocksdb.estimate-table-readers-mem", "reconcile_rocksdb_table_readers_bytes",
+          "rocksdb.live-sst-files-size", "reconcile_rocksdb_live_sst_bytes",
+          "rocksdb.estimate-live-data-size", "reconcile_rocksdb_live_data_bytes");
+
+  /**
+   * RocksDB properties of the whole database (the block cache is shared by the column families),
+   * read through the records column family: property -> metric name.
+   */
+  static final Map<String, String> ROCKSDB_PER_DB =
+      Map.of(
+          "rocksdb.block-cache-usage", "reconcile_rocksdb_block_cache_usage_bytes",
+          "rocksdb.block-cache-pinned-usage", "reconcile_rocksdb_block_cache_pinned_bytes",
+          "rocksdb.block-cache-capacity", "reconcile_rocksdb_block_cache_capacity_bytes",
+          "rocksdb.num-running-compactions", "reconcile_rocksdb_running_compactions",
+          "rocksdb.num-running-flushes", "reconcile_rocksdb_running_flushes",
+          "rocksdb.background-errors", "reconcile_rocksdb_background_errors");
+
+  private final JvmGcMetrics gc = new JvmGcMetrics();
+
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   final Counter roundsOk = counter("reconcile_rounds_total", "result", "ok");
@@ -66,6 +110,46 @@ public final class AgentMetrics {
         DistributionSummary.builder("reconcile_difference_elements").register(registry);
     registry.gauge("reconcile_sketch_rebuild_millis", lastRebuildMillis);
     registry.gauge("reconcile_active_sessions", activeSessions);
+    new JvmMemoryMetrics().bindTo(registry);
+    gc.bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ClassLoaderMetrics().bindTo(registry);
+    new JvmInfoMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+    new UptimeMetrics().bindTo(registry);
+    new FileDescriptorMetrics().bindTo(registry);
+  }
+
+  /** Exports {@code store}'s RocksDB figures as gauges, read at each scrape. */
+  void bindStore(ReplicaStore store) {
+    for (Map.Entry<String, String> e : ROCKSDB_PER_CF.entrySet()) {
+      for (String cf : ReplicaStore.COLUMN_FAMILIES) {
+        String property = e.getKey();
+        Gauge.builder(e.getValue(), store, s -> property(s, cf, property))
+            .description("RocksDB " + property)
+            .tag("cf", cf)
+            .strongReference(true)
+            .register(registry);
+      }
+    }
+    for (Map.Entry<String, String> e : ROCKSDB_PER_DB.entrySet()) {
+      String property = e.getKey();
+      Gauge.builder(e.getValue(), store, s -> property(s, "records", property))
+          .description("RocksDB " + property)
+          .strongReference(true)
+          .register(registry);
+    }
+  }
+
+  private static double property(ReplicaStore s, String cf, String property) {
+    long v = s.rocksProperty(cf, property);
+    return v < 0 ? Double.NaN : v;
+  }
+
+  /** Releases the GC notification listeners. */
+  @Override
+  public void close() {
+    gc.close();
   }
 
   private Counter counter(String name, String... tags) {

@@ -44,6 +44,7 @@ public final class ReplicaAgent implements AutoCloseable {
     AgentRuntime rt = new AgentRuntime(vertx, store, metrics, config, config.sessionLimits());
     this.peers = new PeerService(rt);
     this.api = new AdminApi(this);
+    metrics.bindStore(store);
   }
 
   /** The sketch parameters an agent with {@code config} uses. */
@@ -67,8 +68,17 @@ public final class ReplicaAgent implements AutoCloseable {
    * As {@link #start(AgentConfig)} with another estimator (tests force estimation errors with it).
    */
   public static ReplicaAgent start(AgentConfig config, EstimatorFactory given) throws Exception {
+    return start(config, given, AgentTestHooks.NONE);
+  }
+
+  /**
+   * As {@link #start(AgentConfig, EstimatorFactory)} with faults injected for a test ({@link
+   * AgentTestHooks}: clock skew, scaled estimates). Only tests and the replay runner call this.
+   */
+  public static ReplicaAgent start(AgentConfig config, EstimatorFactory given, AgentTestHooks hooks)
+      throws Exception {
     long t0 = System.nanoTime();
-    ReplicaStore store = openStore(config, given);
+    ReplicaStore store = openStore(config, given, hooks);
     ReplicaAgent agent = new ReplicaAgent(config, store);
     agent.metrics.lastRebuildMillis.set((System.nanoTime() - t0) / 1_000_000);
     try {
@@ -102,8 +112,12 @@ public final class ReplicaAgent implements AutoCloseable {
    * estimator-scale}.
    */
   static ReplicaStore openStore(AgentConfig config, EstimatorFactory given) {
-    EstimatorFactory estimators = ScaledEstimators.wrap(given, config.estimatorScale());
-    long offset = config.clockOffset().toMillis();
+    return openStore(config, given, AgentTestHooks.NONE);
+  }
+
+  static ReplicaStore openStore(AgentConfig config, EstimatorFactory given, AgentTestHooks hooks) {
+    EstimatorFactory estimators = ScaledEstimators.wrap(given, hooks.estimatorScale());
+    long offset = hooks.clockOffset().toMillis();
     return ReplicaStore.open(
         StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
             .nodeId(config.nodeId())
@@ -215,6 +229,7 @@ public final class ReplicaAgent implements AutoCloseable {
     } catch (Exception e) {
       LOG.warn("closing vert.x: {}", e.toString());
     }
+    metrics.close();
     store.close();
     LOG.info("agent {} stopped", config.nodeId());
   }

@@ -8,11 +8,11 @@ import dev.reconcile.core.wire.Estimator;
 import dev.reconcile.core.wire.EstimatorParams;
 
 /**
- * Testing knob {@code estimator-scale} (docs/replay.md): multiplies every difference estimate of
- * this agent by a factor, so that scenarios can force too-small first tables (doublings) or the
- * fallback against the production estimator. The sketches and the wire form are unchanged; only the
- * number the session sizes its first table from is scaled. Scale 1 (the default) returns the
- * factory untouched.
+ * Test hook {@link AgentTestHooks#estimatorScale()} (docs/replay.md): multiplies every difference
+ * estimate of this agent by a factor, so that scenarios can force too-small first tables
+ * (doublings) or the fallback against the production estimator. The sketches and the wire form are
+ * unchanged; only the number the session sizes its first table from is scaled. Scale 1 (the
+ * default) returns the factory untouched.
  */
 final class ScaledEstimators {
   private ScaledEstimators() {}

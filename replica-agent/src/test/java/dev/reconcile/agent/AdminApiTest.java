@@ -132,6 +132,62 @@ class AdminApiTest {
         .contains("reconcile_sketch_rebuild_millis");
   }
 
+  /** The value of the first sample of {@code name} with the given labels (or none). */
+  static double sample(String metrics, String nameAndLabels) {
+    for (String line : metrics.split("\n")) {
+      if (line.startsWith(nameAndLabels + " ")) {
+        return Double.parseDouble(line.substring(nameAndLabels.length() + 1).trim());
+      }
+    }
+    throw new AssertionError("no sample " + nameAndLabels + " in /metrics");
+  }
+
+  @Test
+  void metricsHaveJvmProcessAndRocksDbFigures() throws Exception {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < 5000; i++) {
+      sb.append("m").append(i).append('\t').append("v").append(i).append('\n');
+    }
+    assertThat(call(a, "POST", "/kv", sb.toString().getBytes(StandardCharsets.UTF_8)).statusCode())
+        .isEqualTo(200);
+    String m = text(call(a, "GET", "/metrics", null));
+    // JVM: memory, GC, threads, class loading.
+    assertThat(m).containsPattern("jvm_memory_used_bytes\\{area=\"heap\",id=\"[^\"]+\"\\} [1-9]");
+    assertThat(m)
+        .contains("jvm_memory_max_bytes{area=\"heap\"")
+        .contains("jvm_gc_memory_allocated_bytes_total")
+        .contains("jvm_gc_live_data_size_bytes")
+        .contains("jvm_info{");
+    assertThat(sample(m, "jvm_threads_live_threads")).isGreaterThan(5);
+    assertThat(sample(m, "jvm_classes_loaded_classes")).isGreaterThan(1000);
+    // Process: CPU, uptime, file descriptors.
+    assertThat(sample(m, "process_cpu_usage")).isBetween(0.0, 1.0);
+    assertThat(sample(m, "process_uptime_seconds")).isPositive();
+    assertThat(sample(m, "process_files_open_files")).isPositive();
+    assertThat(sample(m, "process_files_max_files")).isPositive();
+    assertThat(sample(m, "system_cpu_count")).isPositive();
+    // RocksDB: the records are in the memtable of the records column family (with their digest
+    // index rows in the digests family), the block cache has its configured capacity.
+    assertThat(sample(m, "reconcile_rocksdb_estimate_num_keys{cf=\"records\"}"))
+        .isBetween(4000.0, 6000.0);
+    assertThat(sample(m, "reconcile_rocksdb_memtable_bytes{cf=\"records\"}"))
+        .isGreaterThan(5000 * 10.0);
+    assertThat(sample(m, "reconcile_rocksdb_memtable_bytes{cf=\"digests\"}")).isPositive();
+    assertThat(sample(m, "reconcile_rocksdb_pending_compaction_bytes{cf=\"records\"}"))
+        .isGreaterThanOrEqualTo(0);
+    assertThat(sample(m, "reconcile_rocksdb_block_cache_capacity_bytes")).isEqualTo(64 << 20);
+    assertThat(sample(m, "reconcile_rocksdb_block_cache_usage_bytes")).isGreaterThanOrEqualTo(0);
+    assertThat(sample(m, "reconcile_rocksdb_background_errors")).isZero();
+    for (String metric : AgentMetrics.ROCKSDB_PER_CF.values()) {
+      for (String cf : dev.reconcile.agent.store.ReplicaStore.COLUMN_FAMILIES) {
+        assertThat(sample(m, metric + "{cf=\"" + cf + "\"}")).as(metric + " " + cf).isNotNaN();
+      }
+    }
+    for (String metric : AgentMetrics.ROCKSDB_PER_DB.values()) {
+      assertThat(sample(m, metric)).as(metric).isNotNaN();
+    }
+  }
+
   @Test
   void repairEndpointRunsARoundAndReportsIt() throws Exception {
     ReplicaAgent b = cluster.start("b", Map.of());

@@ -96,11 +96,49 @@ class AgentConfigTest {
   void nonLoopbackPeerPortNeedsTlsOrAnExplicitPlaintextFlag() {
     Map<String, String> m = min();
     m.put("peer-listen", "0.0.0.0:7400");
+    m.put("hash-seed", "a cluster secret");
     assertThatThrownBy(() -> AgentConfig.fromMap(m))
         .hasMessageContaining("not a loopback address")
         .hasMessageContaining("allow-plaintext");
     m.put("allow-plaintext", "true");
     assertThat(AgentConfig.fromMap(m).security().allowPlaintext()).isTrue();
+  }
+
+  @Test
+  void thePublicDefaultSeedIsRefusedOnANonLoopbackPeerPort() {
+    Map<String, String> m = min();
+    m.put("peer-listen", "10.1.2.3:7400");
+    m.put("allow-plaintext", "true");
+    assertThatThrownBy(() -> AgentConfig.fromMap(m))
+        .isInstanceOf(AgentConfig.ConfigException.class)
+        .hasMessageContaining("hash-seed")
+        .hasMessageContaining(AgentConfig.DEFAULT_HASH_SEED)
+        .hasMessageContaining("peer-listen 10.1.2.3:7400 is not a loopback address");
+    // Spelled out explicitly, it is still the public default.
+    m.put("hash-seed", AgentConfig.DEFAULT_HASH_SEED);
+    assertThatThrownBy(() -> AgentConfig.fromMap(m)).hasMessageContaining("hash-seed");
+    m.put("hash-seed", "a long random cluster secret");
+    assertThat(AgentConfig.fromMap(m).hashSeed()).isEqualTo("a long random cluster secret");
+    // On loopback (tests, one host) the default seed stays accepted.
+    assertThat(AgentConfig.fromMap(min()).hashSeed()).isEqualTo(AgentConfig.DEFAULT_HASH_SEED);
+  }
+
+  @Test
+  void testHooksAreNotConfigKeys() {
+    for (String key : new String[] {"clock-offset", "estimator-scale"}) {
+      assertThat(AgentConfig.DEFAULTS).doesNotContainKey(key);
+      assertBad(key, "1", "unknown config key '" + key + "'");
+    }
+  }
+
+  @Test
+  void everyKeyHasAHelpLineAndARowInTheOperationsGuide() throws Exception {
+    assertThat(AgentConfig.DESCRIPTIONS.keySet())
+        .containsExactlyElementsOf(AgentConfig.DEFAULTS.keySet());
+    String ops = Files.readString(Path.of("..", "docs", "operations.md"));
+    for (String key : AgentConfig.DEFAULTS.keySet()) {
+      assertThat(ops).as("docs/operations.md row of %s", key).contains("`" + key + "`");
+    }
   }
 
   private static void assertBad(String key, String value, String message) {

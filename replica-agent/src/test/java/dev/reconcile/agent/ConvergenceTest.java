@@ -71,11 +71,23 @@ class ConvergenceTest {
       load(a, "only-a", 0, 150);
       load(b, "only-b", 0, 120);
       SplittableRandom rnd = new SplittableRandom(7);
+      // Conflicting versions of the same key (outside the deleted range): a writes, then b. The
+      // later write in the conflict order, the larger (version, origin) of the two acknowledged
+      // versions, must win on both; b wrote later in real time, so its physical time is never the
+      // smaller (within one millisecond the logical counters and then the origins decide).
+      Map<Integer, String> expected = new java.util.HashMap<>();
       for (int i = 0; i < 100; i++) {
-        int k = rnd.nextInt(20_000);
-        // Conflicting versions of the same key: the later write must win on both.
-        a.store().put(b("common" + k), b("from-a-" + i));
-        b.store().put(b("common" + k), b("from-b-" + i));
+        int k = 2000 + rnd.nextInt(18_000);
+        String va = "from-a-" + i;
+        String vb = "from-b-" + i;
+        long versionA = a.store().put(b("common" + k), b(va));
+        long versionB = b.store().put(b("common" + k), b(vb));
+        int order = Long.compareUnsigned(versionB, versionA);
+        if (order == 0) {
+          order = Long.compareUnsigned(b.store().origin(), a.store().origin());
+        }
+        assertThat(versionB >>> 16).isGreaterThanOrEqualTo(versionA >>> 16);
+        expected.put(k, order > 0 ? vb : va);
       }
       for (int i = 0; i < 50; i++) {
         a.store().delete(b("common" + (1000 + i)));
@@ -85,6 +97,13 @@ class ConvergenceTest {
       assertThat(mode.equals("rateless") ? r.ratelessPartitions : r.ibltPartitions).isPositive();
       assertThat(r.stats.estimatorBytes() > 0).isEqualTo(mode.equals("estimator"));
       assertConverged(a, b);
+      for (Map.Entry<Integer, String> e : expected.entrySet()) {
+        for (ReplicaAgent x : new ReplicaAgent[] {a, b}) {
+          assertThat(x.store().get(b("common" + e.getKey())).orElseThrow().value())
+              .as("common%d on %s", e.getKey(), x.config().nodeId())
+              .isEqualTo(b(e.getValue()));
+        }
+      }
       assertThat(a.store().get(b("common1000")).orElseThrow().tombstone()).isTrue();
       assertThat(b.store().get(b("only-a3"))).isPresent();
       assertThat(a.store().get(b("only-b3"))).isPresent();

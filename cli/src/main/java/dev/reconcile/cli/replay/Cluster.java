@@ -1,5 +1,6 @@
 package dev.reconcile.cli.replay;
 
+import dev.reconcile.agent.AgentTestHooks;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
@@ -18,9 +19,10 @@ public interface Cluster extends AutoCloseable {
 
   /**
    * Starts replica {@code name} with {@code config} (agent keys; the cluster adds peer-listen and
-   * http-listen).
+   * http-listen) and the test hooks of its scenario ({@link AgentTestHooks#NONE} for none).
    */
-  void start(String name, int index, Map<String, String> config) throws Exception;
+  void start(String name, int index, Map<String, String> config, AgentTestHooks hooks)
+      throws Exception;
 
   /** The agent's current peer address (changes after a restart). */
   InetSocketAddress peerAddress(String name);

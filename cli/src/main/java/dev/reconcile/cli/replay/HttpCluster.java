@@ -2,7 +2,9 @@ package dev.reconcile.cli.replay;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.agent.KeyCodec;
+import dev.reconcile.cli.HookedAgentMain;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -23,8 +25,8 @@ import java.util.regex.Pattern;
 /**
  * Agents driven only over their HTTP API (PUT/GET/DELETE /kv, POST /repair, GET /status, GET
  * /selfcheck): the base of the process and container clusters. Subclasses launch an agent with
- * {@code reconcile agent} and return the addresses from its {@code agent ID listening peer=..
- * http=..} line.
+ * {@code reconcile agent} ({@link HookedAgentMain} when the scenario sets test hooks) and return
+ * the addresses from its {@code agent ID listening peer=.. http=..} line.
  */
 public abstract class HttpCluster implements Cluster {
   private static final Pattern LISTENING =
@@ -37,6 +39,7 @@ public abstract class HttpCluster implements Cluster {
   private final HttpClient client =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final Map<String, Map<String, String>> configs = new ConcurrentHashMap<>();
+  private final Map<String, AgentTestHooks> hooks = new ConcurrentHashMap<>();
   private final Map<String, Integer> indexes = new ConcurrentHashMap<>();
   private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
   private final Map<String, InetSocketAddress> lastPeer = new ConcurrentHashMap<>();
@@ -45,8 +48,8 @@ public abstract class HttpCluster implements Cluster {
    * Launches replica {@code name} with the full config (listen addresses included); returns once it
    * listens.
    */
-  protected abstract Endpoint launch(String name, int index, Map<String, String> config)
-      throws Exception;
+  protected abstract Endpoint launch(
+      String name, int index, Map<String, String> config, AgentTestHooks hooks) throws Exception;
 
   /** Kills the replica abruptly. */
   protected abstract void kill(String name) throws Exception;
@@ -62,29 +65,42 @@ public abstract class HttpCluster implements Cluster {
         new InetSocketAddress(m.group(4), Integer.parseInt(m.group(5))));
   }
 
-  /** The agent's command-line arguments after {@code java -jar reconcile.jar}. */
-  protected static List<String> agentArgs(Map<String, String> config) {
-    List<String> a = new ArrayList<>();
-    a.add("agent");
+  /**
+   * The java arguments after the JVM options: {@code -jar JAR agent --set KEY=VALUE ...}, or with
+   * test hooks {@code -cp JAR dev.reconcile.cli.HookedAgentMain --clock-offset .. --set ...}.
+   */
+  protected static List<String> javaArgs(
+      String jar, Map<String, String> config, AgentTestHooks hooks) {
+    List<String> options = new ArrayList<>();
     for (Map.Entry<String, String> e : config.entrySet()) {
-      a.add("--set");
-      a.add(e.getKey() + "=" + e.getValue());
+      options.add("--set");
+      options.add(e.getKey() + "=" + e.getValue());
+    }
+    List<String> a = new ArrayList<>();
+    if (hooks.none()) {
+      a.addAll(List.of("-jar", jar, "agent"));
+      a.addAll(options);
+    } else {
+      a.addAll(List.of("-cp", jar));
+      a.addAll(HookedAgentMain.args(hooks, options));
     }
     return a;
   }
 
   @Override
-  public void start(String name, int index, Map<String, String> config) throws Exception {
+  public void start(String name, int index, Map<String, String> config, AgentTestHooks hooks)
+      throws Exception {
     Map<String, String> c = new HashMap<>(config);
     c.put("peer-listen", bindHost(index) + ":0");
     c.put("http-listen", bindHost(index) + ":0");
     configs.put(name, c);
     indexes.put(name, index);
+    this.hooks.put(name, hooks);
     up(name);
   }
 
   private void up(String name) throws Exception {
-    Endpoint e = launch(name, indexes.get(name), configs.get(name));
+    Endpoint e = launch(name, indexes.get(name), configs.get(name), hooks.get(name));
     endpoints.put(name, e);
     lastPeer.put(name, e.peer());
   }

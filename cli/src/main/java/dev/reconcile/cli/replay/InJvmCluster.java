@@ -1,12 +1,14 @@
 package dev.reconcile.cli.replay;
 
 import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.estimator.StrataEstimatorFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 public final class InJvmCluster implements Cluster {
   private final Map<String, ReplicaAgent> agents = new ConcurrentHashMap<>();
   private final Map<String, Map<String, String>> configs = new ConcurrentHashMap<>();
+  private final Map<String, AgentTestHooks> hooks = new ConcurrentHashMap<>();
   private final Map<String, InetSocketAddress> peers = new ConcurrentHashMap<>();
 
   @Override
@@ -37,16 +40,22 @@ public final class InJvmCluster implements Cluster {
   }
 
   @Override
-  public void start(String name, int index, Map<String, String> config) throws Exception {
+  public void start(String name, int index, Map<String, String> config, AgentTestHooks hooks)
+      throws Exception {
     Map<String, String> c = new HashMap<>(config);
     c.put("peer-listen", "127.0.0.1:0");
     c.put("http-listen", "127.0.0.1:0");
     configs.put(name, c);
+    this.hooks.put(name, hooks);
     launch(name);
   }
 
   private void launch(String name) throws Exception {
-    ReplicaAgent a = ReplicaAgent.start(AgentConfig.fromMap(configs.get(name)));
+    ReplicaAgent a =
+        ReplicaAgent.start(
+            AgentConfig.fromMap(configs.get(name)),
+            StrataEstimatorFactory.defaults(),
+            hooks.get(name));
     agents.put(name, a);
     peers.put(name, new InetSocketAddress("127.0.0.1", a.peerPort()));
   }
@@ -94,12 +103,12 @@ public final class InJvmCluster implements Cluster {
 
   @Override
   public long put(String name, byte[] key, byte[] value) {
-    return agent(name).store().put(key, value);
+    return LocalReplica.of(agent(name)).put(key, value);
   }
 
   @Override
   public long delete(String name, byte[] key) {
-    return agent(name).store().delete(key);
+    return LocalReplica.of(agent(name)).delete(key);
   }
 
   @Override
@@ -153,7 +162,7 @@ public final class InJvmCluster implements Cluster {
 
   @Override
   public boolean selfCheck(String name) {
-    return agent(name).store().selfCheck().ok();
+    return LocalReplica.of(agent(name)).passesSelfCheck();
   }
 
   @Override

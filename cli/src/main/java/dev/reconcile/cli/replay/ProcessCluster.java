@@ -1,5 +1,6 @@
 package dev.reconcile.cli.replay;
 
+import dev.reconcile.agent.AgentTestHooks;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -73,7 +74,8 @@ public final class ProcessCluster extends HttpCluster {
   }
 
   @Override
-  protected Endpoint launch(String name, int index, Map<String, String> config) throws Exception {
+  protected Endpoint launch(
+      String name, int index, Map<String, String> config, AgentTestHooks hooks) throws Exception {
     Files.createDirectories(logDir);
     Path log = logDir.resolve(name + ".log");
     List<String> cmd = new ArrayList<>();
@@ -81,9 +83,7 @@ public final class ProcessCluster extends HttpCluster {
     cmd.add("-Xmx256m");
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-XX:TieredStopAtLevel=1");
-    cmd.add("-jar");
-    cmd.add(jar.toString());
-    cmd.addAll(agentArgs(config));
+    cmd.addAll(javaArgs(jar.toString(), config, hooks));
     Process p =
         new ProcessBuilder(cmd)
             .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))

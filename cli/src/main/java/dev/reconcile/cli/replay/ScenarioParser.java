@@ -155,7 +155,8 @@ public final class ScenarioParser {
     for (String r : replicas.keySet()) {
       try {
         AgentConfig.fromMap(ScenarioRunner.agentConfig(sc, r, Path.of("data")));
-      } catch (AgentConfig.ConfigException e) {
+        ScenarioRunner.hooks(sc, r);
+      } catch (AgentConfig.ConfigException | IllegalArgumentException e) {
         throw fail(
             replicas.get(r).isEmpty() ? "config" : "replicas." + r + ".config", e.getMessage());
       }
@@ -174,9 +175,10 @@ public final class ScenarioParser {
     for (Iterator<Map.Entry<String, JsonNode>> it = n.properties().iterator(); it.hasNext(); ) {
       var e = it.next();
       String k = e.getKey();
-      if (!AgentConfig.DEFAULTS.containsKey(k)) {
+      if (!AgentConfig.DEFAULTS.containsKey(k) && !TestHookKeys.KEYS.contains(k)) {
         throw fail(
-            f + "." + k, "not an agent config key (see docs/operations.md and docs/replay.md)");
+            f + "." + k,
+            "not an agent config key nor a test hook (see docs/operations.md and docs/replay.md)");
       }
       if (Set.of("node-id", "data", "peer-listen", "http-listen", "peers").contains(k)) {
         throw fail(f + "." + k, "is set by the runner and cannot be overridden");

@@ -281,4 +281,35 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
         + (s.options.readOnly() ? ", read-only" : "")
         + "}";
   }
+
+  /** The column families whose RocksDB properties {@link #rocksProperty} reads. */
+  public static final List<String> COLUMN_FAMILIES = List.of("records", "digests", "meta");
+
+  /**
+   * An integer RocksDB property (e.g. {@code rocksdb.estimate-num-keys}) of one of {@link
+   * #COLUMN_FAMILIES}, for metrics; -1 while the store is closing or closed, or when RocksDB does
+   * not know the property. Reads in-memory counters only; never waits for a closing store.
+   */
+  public long rocksProperty(String columnFamily, String property) {
+    if (!s.lifecycle.readLock().tryLock()) {
+      return -1;
+    }
+    try {
+      if (s.isClosed()) {
+        return -1;
+      }
+      org.rocksdb.ColumnFamilyHandle cf =
+          switch (columnFamily) {
+            case "records" -> s.records;
+            case "digests" -> s.digests;
+            case "meta" -> s.meta;
+            default -> throw new IllegalArgumentException("no column family " + columnFamily);
+          };
+      return s.db.getLongProperty(cf, property);
+    } catch (org.rocksdb.RocksDBException e) {
+      return -1;
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
 }

@@ -179,6 +179,10 @@ final class StoreDb {
     }
   }
 
+  boolean isClosed() {
+    return closed;
+  }
+
   /** Marks the store closed; the caller holds the lifecycle write lock. False if it already was. */
   boolean markClosed() {
     if (closed) {

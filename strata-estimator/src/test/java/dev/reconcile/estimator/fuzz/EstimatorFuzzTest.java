@@ -15,7 +15,7 @@ import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Fuzzing of {@link StrataEstimator#estimate} with mutated remote estimators (bytes through {@link
@@ -40,13 +40,18 @@ class EstimatorFuzzTest {
   }
 
   static boolean one(SplittableRandom r) throws Exception {
+    return refusal(r) == null;
+  }
+
+  /** The refusal of the input drawn from {@code r} (null: accepted, with a sane estimate). */
+  static String refusal(SplittableRandom r) throws Exception {
     Estimator m;
     if (r.nextBoolean()) {
       try {
         m = Estimator.parseFrom(Mutator.mutateBytes(REMOTE.toByteArray(), r));
       } catch (InvalidProtocolBufferException e) {
         FuzzLoop.clearMessage("Estimator.parseFrom", e);
-        return false;
+        return "parse: " + e.getMessage();
       }
     } else {
       m = Mutator.mutateFields(REMOTE, r);
@@ -54,10 +59,10 @@ class EstimatorFuzzTest {
     try {
       long est = LOCAL.estimate(m);
       assertThat(est).isBetween(0L, 1L << 48);
-      return true;
+      return null;
     } catch (FormatException e) {
       FuzzLoop.clearMessage("StrataEstimator.estimate", e);
-      return false;
+      return e.getMessage();
     }
   }
 
@@ -68,10 +73,35 @@ class EstimatorFuzzTest {
         () -> FuzzLoop.run("StrataEstimator.estimate", 5, N, EstimatorFuzzTest::one));
   }
 
-  /** Regression seeds (a failing seed from the loop above goes here). */
-  @ParameterizedTest
-  @ValueSource(longs = {0L})
-  void regressions(long seed) {
-    FuzzLoop.one("StrataEstimator.estimate", seed, EstimatorFuzzTest::one);
+  /**
+   * Inputs of the loop above replayed on every build with the outcome they had when recorded: the
+   * first seed (in the loop's order) of each check of {@link StrataEstimator#estimate} that refused
+   * its input, and one accepted input. A failing seed from the loop is added the same way.
+   */
+  @ParameterizedTest(name = "seed {0}L: {1}")
+  @CsvSource({
+    "1663341875487337577, estimator format version",
+    "1663341875487337578, estimator cells: expected",
+    "1663341875487337579, ACCEPTED",
+    "1663341875487337581, estimator seed fingerprint",
+    "1663341875487337584, estimator parameters mismatch",
+    "1663341875487337585, estimator cell layout",
+    "1663341875487337597, estimator hash id",
+    "1663341875487337631, estimator kind",
+  })
+  void regressions(long seed, String expected) {
+    String[] got = new String[1];
+    FuzzLoop.one(
+        "StrataEstimator.estimate",
+        seed,
+        r -> {
+          got[0] = refusal(r);
+          return got[0] == null;
+        });
+    if (expected.equals("ACCEPTED")) {
+      assertThat(got[0]).as("seed %dL", seed).isNull();
+    } else {
+      assertThat(got[0]).as("seed %dL", seed).startsWith(expected);
+    }
   }
 }

@@ -8,18 +8,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs the shaded jar (and bin/reconcile) as real processes. Skipped, with a reason, when {@code
- * cli/target/reconcile.jar} has not been built: it is made by {@code package}, after this phase, so
- * a clean {@code ./mvnw test} skips it and a second run (or {@code verify} after a package) runs
- * it.
+ * Runs the shaded jar (and bin/reconcile) as real processes. An integration test (Failsafe, after
+ * {@code package} made {@code cli/target/reconcile.jar}): a missing jar fails it, it is never
+ * skipped.
  */
-class ShadedJarTest {
+class ShadedJarIT {
   private static final Path JAR = Path.of("target", "reconcile.jar").toAbsolutePath();
   private static final Path LAUNCHER =
       Path.of("..", "bin", "reconcile").toAbsolutePath().normalize();
@@ -27,9 +25,8 @@ class ShadedJarTest {
 
   @BeforeEach
   void needsJar() {
-    Assumptions.assumeTrue(
-        Files.isRegularFile(JAR),
-        JAR + " is not built (./mvnw -pl cli -am package -DskipTests): skipping the process tests");
+    assertThat(JAR).as("the shaded jar (made by package, before integration-test)").isRegularFile();
+    assertThat(Files.isExecutable(LAUNCHER)).as(LAUNCHER + " is executable").isTrue();
   }
 
   private record Proc(int status, String out, String err) {}
@@ -93,11 +90,17 @@ class ShadedJarTest {
 
   @Test
   void launcherWorksFromAnotherDirectory() throws Exception {
-    Assumptions.assumeTrue(Files.isExecutable(LAUNCHER), LAUNCHER + " not executable: skipping");
     Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
     Proc p = exec(List.of(LAUNCHER.toString(), "diff", "-q", "file:a.txt", "file:a.txt"));
     assertThat(p.status()).as(p.err()).isZero();
     Proc v = exec(List.of(LAUNCHER.toString(), "--version"));
     assertThat(v.out()).startsWith("reconcile ");
+  }
+
+  @Test
+  void jarAnswersHelpForTheAgent() throws Exception {
+    Proc p = java("agent", "--help");
+    assertThat(p.status()).as(p.err()).isZero();
+    assertThat(p.out()).startsWith("Usage: reconcile agent").contains("--tombstone-grace=DURATION");
   }
 }
