@@ -655,9 +655,9 @@ public final class ReconcileSession {
         sum.merge(e);
       }
     }
-    long total;
+    Estimate estimate;
     try {
-      total = sum.estimate(o.getEstimator());
+      estimate = sum.estimate(o.getEstimator());
     } catch (FormatException ex) {
       throw new ProtocolException(
           Code.MALFORMED, "estimator of partitions " + listed + ": " + ex.getMessage());
@@ -670,7 +670,8 @@ public final class ReconcileSession {
     for (Part part : covered) {
       countBound += Math.abs(part.localCount - part.remoteCount);
     }
-    double factor = sum.lastEstimateExact() ? 1.0 : sum.sizingFactor();
+    long total = estimate.value();
+    double factor = estimate.exact() ? 1.0 : sum.sizingFactor();
     long planned = Math.max(1, Math.max((long) Math.ceil(total * factor), countBound));
     long room = params.maxShape().cells() / 2;
     int g = 1;

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import dev.reconcile.core.CellLayout;
 import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.Iblt;
@@ -108,8 +109,6 @@ public final class StrataEstimator implements DifferenceEstimator {
     }
   }
 
-  private boolean lastExact;
-
   public HashSpec spec() {
     return spec;
   }
@@ -207,8 +206,7 @@ public final class StrataEstimator implements DifferenceEstimator {
   }
 
   @Override
-  public long estimate(Estimator remote) throws FormatException {
-    lastExact = false;
+  public Estimate estimate(Estimator remote) throws FormatException {
     ByteBuffer cells = validate(remote);
     int cellBytes = Math.toIntExact(factory.shape().cells() * CellLayout.NARROW.cellBytes());
     long decoded = 0;
@@ -219,17 +217,12 @@ public final class StrataEstimator implements DifferenceEstimator {
       t.subtract(strata[i]);
       PeelResult r = t.peel();
       if (!r.complete()) {
-        return estimateFrom(i, decoded);
+        return Estimate.approximate(estimateFrom(i, decoded));
       }
       decoded += r.recovered();
     }
-    lastExact = true; // every stratum decoded: the difference was counted, not extrapolated
-    return Math.min(decoded, MAX_ESTIMATE);
-  }
-
-  @Override
-  public boolean lastEstimateExact() {
-    return lastExact;
+    // every stratum decoded: the difference was counted, not extrapolated
+    return Estimate.exact(Math.min(decoded, MAX_ESTIMATE));
   }
 
   /**

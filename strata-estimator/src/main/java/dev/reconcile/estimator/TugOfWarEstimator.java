@@ -3,6 +3,7 @@ package dev.reconcile.estimator;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.Wire;
@@ -182,7 +183,7 @@ public final class TugOfWarEstimator implements DifferenceEstimator {
   }
 
   @Override
-  public long estimate(Estimator remote) throws FormatException {
+  public Estimate estimate(Estimator remote) throws FormatException {
     ByteBuffer cells = validate(remote).order(ByteOrder.LITTLE_ENDIAN);
     int w = factory.counterBytes();
     long sum = 0;
@@ -191,7 +192,7 @@ public final class TugOfWarEstimator implements DifferenceEstimator {
       long z = wrap(r - counters[i]);
       sum += z * z;
     }
-    return sum;
+    return Estimate.approximate(sum);
   }
 
   /** Sign-extends the low {@code 8 * counterBytes} bits of {@code v}. */

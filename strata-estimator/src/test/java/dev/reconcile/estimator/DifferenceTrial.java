@@ -2,6 +2,7 @@ package dev.reconcile.estimator;
 
 import dev.reconcile.core.CellLayout;
 import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
@@ -77,6 +78,10 @@ final class DifferenceTrial {
   }
 
   long estimate(EstimatorFactory f, Estimator empty) {
+    return estimateOf(f, empty).value();
+  }
+
+  Estimate estimateOf(EstimatorFactory f, Estimator empty) {
     try {
       return differenceEstimator(f).estimate(empty);
     } catch (FormatException e) {

@@ -59,7 +59,7 @@ class GoldenFileTest {
     Properties recorded = new Properties();
     recorded.load(new java.io.ByteArrayInputStream(resource("estimator-tow-v1.properties")));
     TugOfWarEstimator empty = TugOfWarEstimatorFactory.defaults().create(HashSpec.xxh3(42));
-    assertThat(empty.estimate(golden))
+    assertThat(empty.estimate(golden).value())
         .isEqualTo(Long.parseLong(recorded.getProperty("estimate.vs.empty")));
     assertThat(golden.getFormatVersion()).isEqualTo(1);
     assertThat(golden.getParams().getKind()).isEqualTo(2);
@@ -83,7 +83,7 @@ class GoldenFileTest {
     Properties recorded = new Properties();
     recorded.load(new java.io.ByteArrayInputStream(resource("estimator-v1.properties")));
     StrataEstimator empty = StrataEstimatorFactory.defaults().create(HashSpec.xxh3(42));
-    long estimate = empty.estimate(golden);
+    long estimate = empty.estimate(golden).value();
     assertThat(estimate).isEqualTo(Long.parseLong(recorded.getProperty("estimate.vs.empty")));
     assertThat(golden.getFormatVersion()).isEqualTo(1);
     assertThat(empty.read(golden).sameCells(goldenV1Input())).isTrue();
@@ -99,7 +99,7 @@ class GoldenFileTest {
       StrataEstimator e = goldenV1Input();
       byte[] bytes = e.toProto().toByteArray();
       long estimate =
-          StrataEstimatorFactory.defaults().create(HashSpec.xxh3(42)).estimate(e.toProto());
+          StrataEstimatorFactory.defaults().create(HashSpec.xxh3(42)).estimate(e.toProto()).value();
       Files.write(dir.resolve("estimator-v1.bin"), bytes);
       Files.writeString(
           dir.resolve("estimator-v1.properties"),
@@ -115,7 +115,10 @@ class GoldenFileTest {
       TugOfWarEstimator e = goldenTowInput();
       byte[] bytes = e.toProto().toByteArray();
       long estimate =
-          TugOfWarEstimatorFactory.defaults().create(HashSpec.xxh3(42)).estimate(e.toProto());
+          TugOfWarEstimatorFactory.defaults()
+              .create(HashSpec.xxh3(42))
+              .estimate(e.toProto())
+              .value();
       Files.write(dir.resolve("estimator-tow-v1.bin"), bytes);
       Files.writeString(
           dir.resolve("estimator-tow-v1.properties"),

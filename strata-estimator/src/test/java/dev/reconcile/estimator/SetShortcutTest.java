@@ -35,7 +35,7 @@ class SetShortcutTest {
     }
     Estimator empty = DifferenceTrial.emptyProto(f);
     long shortcut = trial.estimate(f, empty);
-    long real = a.estimate(b.toProto());
+    long real = a.estimate(b.toProto()).value();
     assertThat(real).as("seed %d, d %d", seed, d).isEqualTo(shortcut);
     // and the subtracted cells are the same, whichever side subtracts
     StrataEstimator diff = a.copy();
@@ -43,7 +43,9 @@ class SetShortcutTest {
     assertThat(diff.sameCells((StrataEstimator) trial.differenceEstimator(f)))
         .as("seed %d, d %d", seed, d)
         .isTrue();
-    assertThat(b.estimate(a.toProto())).as("symmetric, seed %d, d %d", seed, d).isEqualTo(real);
+    assertThat(b.estimate(a.toProto()).value())
+        .as("symmetric, seed %d, d %d", seed, d)
+        .isEqualTo(real);
   }
 
   @ParameterizedTest(name = "seed {0}, d {1}")
@@ -65,13 +67,15 @@ class SetShortcutTest {
     for (long x : trial.onlyB) {
       b.add(x);
     }
-    long real = a.estimate(b.toProto());
+    long real = a.estimate(b.toProto()).value();
     assertThat(real)
         .as("seed %d, d %d", seed, d)
         .isEqualTo(trial.estimate(f, f.create(DifferenceTrial.SPEC).toProto()));
     TugOfWarEstimator diff = a.copy();
     diff.subtract(b);
     assertThat(diff.sameCounters((TugOfWarEstimator) trial.differenceEstimator(f))).isTrue();
-    assertThat(b.estimate(a.toProto())).as("symmetric, seed %d, d %d", seed, d).isEqualTo(real);
+    assertThat(b.estimate(a.toProto()).value())
+        .as("symmetric, seed %d, d %d", seed, d)
+        .isEqualTo(real);
   }
 }

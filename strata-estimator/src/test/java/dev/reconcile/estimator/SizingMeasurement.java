@@ -66,13 +66,14 @@ final class SizingMeasurement {
       for (int t = 0; t < trials; t++) {
         DifferenceTrial trial = DifferenceTrial.of(t, d);
         var e = trial.differenceEstimator(f);
-        long est;
+        dev.reconcile.core.Estimate estimate;
         try {
-          est = e.estimate(empty);
+          estimate = e.estimate(empty);
         } catch (dev.reconcile.core.FormatException ex) {
           throw new AssertionError(ex);
         }
-        boolean isExact = e.lastEstimateExact();
+        long est = estimate.value();
+        boolean isExact = estimate.exact();
         if (isExact) {
           exact++;
         }

@@ -2,6 +2,7 @@ package dev.reconcile.estimator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.wire.Estimator;
 import java.util.ArrayList;
@@ -144,9 +145,11 @@ class StrataAccuracyTest {
   @ParameterizedTest(name = "d = {0}")
   @ValueSource(ints = {1, 10, 100})
   void smallDifferencesAreCountedExactly(int d) {
-    long[] est = estimates.get(d);
-    for (int t = 0; t < est.length; t++) {
-      assertThat(est[t]).as("d %d, seed %d", d, t).isEqualTo(d);
+    Estimator empty = DifferenceTrial.emptyProto(factory);
+    for (int t = 0; t < TRIALS; t++) {
+      assertThat(DifferenceTrial.of(t, d).estimateOf(factory, empty))
+          .as("d %d, seed %d", d, t)
+          .isEqualTo(Estimate.exact(d));
     }
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.wire.CellLayoutProto;
@@ -81,7 +82,7 @@ class TugOfWarEstimatorTest {
     assertThat(sum.sameCounters(union)).isTrue();
     sum.subtract(of(b));
     assertThat(sum.sameCounters(ea)).isTrue();
-    assertThat(ea.estimate(ea.toProto())).isZero();
+    assertThat(ea.estimate(ea.toProto()).value()).isZero();
     assertThatThrownBy(() -> ea.merge(StrataEstimatorFactory.defaults().create(SPEC)))
         .hasMessageContaining("cannot merge StrataEstimator");
     assertThatThrownBy(() -> ea.merge(F.create(HashSpec.xxh3(8))))
@@ -109,9 +110,11 @@ class TugOfWarEstimatorTest {
       long x = r.nextLong();
       long y = r.nextLong();
       a.add(x);
-      assertThat(a.estimate(b.toProto())).as("one element, trial %d", t).isEqualTo(1);
+      assertThat(a.estimate(b.toProto()))
+          .as("one element, trial %d", t)
+          .isEqualTo(Estimate.approximate(1));
       b.add(y);
-      long two = a.estimate(b.toProto());
+      long two = a.estimate(b.toProto()).value();
       if (a.bucketOf(x) != a.bucketOf(y)) {
         assertThat(two).as("two elements, trial %d", t).isEqualTo(2);
       } else {
@@ -134,7 +137,8 @@ class TugOfWarEstimatorTest {
       a.add(x);
     }
     TugOfWarEstimator onlyDiff = of(diff);
-    assertThat(a.estimate(b.toProto())).isEqualTo(onlyDiff.estimate(F.create(SPEC).toProto()));
+    assertThat(a.estimate(b.toProto()).value())
+        .isEqualTo(onlyDiff.estimate(F.create(SPEC).toProto()).value());
   }
 
   private static Estimator valid() {
@@ -143,7 +147,7 @@ class TugOfWarEstimatorTest {
 
   private static void refused(Estimator remote, String... fragments) {
     var t =
-        assertThatThrownBy(() -> of(elements(62, 1000)).estimate(remote))
+        assertThatThrownBy(() -> of(elements(62, 1000)).estimate(remote).value())
             .isInstanceOf(FormatException.class);
     for (String f : fragments) {
       t.hasMessageContaining(f);
@@ -190,7 +194,7 @@ class TugOfWarEstimatorTest {
       byte[] junk = new byte[4032];
       r.nextBytes(junk);
       Estimator e = valid().toBuilder().setCells(ByteString.copyFrom(junk)).build();
-      long est = of(elements(72, 10)).estimate(e);
+      long est = of(elements(72, 10)).estimate(e).value();
       assertThat(est).isBetween(0L, 2016L * 32768 * 32768);
     }
   }
