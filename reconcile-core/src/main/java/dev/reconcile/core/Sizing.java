@@ -107,22 +107,56 @@ public final class Sizing {
   }
 
   /**
-   * The first table for an estimate: {@code estimate} itself when it is exact, else {@code
-   * ceil(estimate * sizingFactor)} (the estimator's cover of its own error), then {@link
-   * #firstShape(long)}.
+   * The first table for an estimate: for an exact one {@link #firstShape(long)} of it; else the
+   * shape of least expected bytes averaged over the differences the estimate leaves possible. The
+   * sizing factor {@code f} of an estimator covers its low tail ({@code estimate * f >= d} in at
+   * least 99.5 % of cases), so it is read as a relative standard deviation {@code sigma = (1 - 1/f)
+   * / 2.576} of {@code estimate / d} (at most 0.3); the expected bytes are averaged over {@code d =
+   * estimate / (1 + sigma z)}, z standard normal (5-point Gauss-Hermite rule).
+   *
+   * @param lowerBound a known lower bound on d (the fingerprints' count difference), or 0
    */
+  public static IbltShape firstShape(
+      long estimate, boolean exact, double sizingFactor, long lowerBound) {
+    return firstShape(
+        estimate,
+        exact,
+        sizingFactor,
+        lowerBound,
+        CellLayout.WIDE.cellBytes(),
+        DEFAULT_ROUND_TRIP_BYTES);
+  }
+
+  /** {@link #firstShape(long, boolean, double, long)} for other cell widths and round trips. */
+  public static IbltShape firstShape(
+      long estimate,
+      boolean exact,
+      double sizingFactor,
+      long lowerBound,
+      int cellBytes,
+      long roundTripBytes) {
+    long est = Math.max(1, Math.max(estimate, lowerBound));
+    if (exact || sizingFactor <= 1) {
+      return firstShape(est, cellBytes, roundTripBytes);
+    }
+    double sigma = Math.min(MAX_SIGMA, (1 - 1 / sizingFactor) / 2.576);
+    return DecodeData.TABLE.firstShapeForEstimate(
+        est, sigma, Math.max(1, lowerBound), cellBytes, roundTripBytes);
+  }
+
+  /** {@link #firstShape(long, boolean, double, long)} without a lower bound. */
   public static IbltShape firstShape(long estimate, boolean exact, double sizingFactor) {
-    long d = exact ? estimate : (long) Math.ceil(estimate * sizingFactor);
-    return firstShape(Math.max(1, d));
+    return firstShape(estimate, exact, sizingFactor, 0);
   }
 
   /**
    * Expected bytes to decode a difference of {@code d} starting with a table of {@code shape} and
    * doubling it by extensions after each failure: {@code cellBytes * E[cells of the table that
    * decodes] + roundTripBytes * E[retries]} (with incremental doubling the cells sent add up to the
-   * size of the table that decodes). Measured by {@link SizingSimulation} for the grid value of
-   * {@code d} at or above {@code d}; beyond the grid a table of at least {@link #cellsFor} cells is
-   * taken to decode.
+   * size of the table that decodes). Measured by {@link SizingSimulation} at the grid values; in
+   * between, interpolated linearly in {@code log d} from the two neighbouring grid values; beyond
+   * the grid a table of at least {@link #cellsFor} cells is taken to decode. A table with fewer
+   * cells than {@code d} cannot decode: it costs a retry and the chain continues one step up.
    */
   public static double expectedBytes(long d, IbltShape shape, int cellBytes, long roundTripBytes) {
     if (shape.hashCount() != HASH_COUNT) {
@@ -190,6 +224,20 @@ public final class Sizing {
   }
 
   /**
+   * After a failed table of {@code failed} cells sent without an estimate (a {@link
+   * #smallFirstTable} and its extensions): whether to send the next extension rather than ask for
+   * an estimator first. True while the extension ({@code failed.cells()} cells) costs at most the
+   * estimator: blind doubling overshoots the table that would decode by less than a factor 2, so
+   * its waste is at most about one extension, which is then no more than what the estimator would
+   * cost. With 4 059-byte estimators and 14-byte cells that is up to 289 cells (tables of 578, d up
+   * to about 300); docs/sizing.md compares both per d.
+   */
+  public static boolean extendBeforeEstimating(
+      IbltShape failed, long estimatorBytes, int cellBytes) {
+    return failed.cells() * cellBytes <= estimatorBytes;
+  }
+
+  /**
    * Lower bound on the difference from the fingerprints: {@code c + 2 * max(0, u - c)} (see {@link
    * #smallFirstTable(long, int, long)}).
    */
@@ -202,6 +250,18 @@ public final class Sizing {
     return DecodeData.TABLE.ds()[DecodeData.TABLE.ds().length - 1];
   }
 
+  /** Nodes and weights of the 5-point Gauss-Hermite rule for a standard normal expectation. */
+  static final double[] GH_NODES = {
+    -2.856970013872806, -1.355626179974266, 0, 1.355626179974266, 2.856970013872806
+  };
+
+  static final double[] GH_WEIGHTS = {
+    0.011257411327720691, 0.2220759220056126, 8.0 / 15, 0.2220759220056126, 0.011257411327720691
+  };
+
+  /** Upper bound on the relative error read from a sizing factor. */
+  static final double MAX_SIGMA = 0.3;
+
   /** Lazily loaded: only planners that use expected bytes read the decode table. */
   private static final class DecodeData {
     static final DecodeTable TABLE = DecodeTable.load();
@@ -213,20 +273,47 @@ public final class Sizing {
 
   /** The decode table: for each grid {@code d}, the rows of both ladders by increasing log2. */
   record DecodeTable(long[] ds, DecodeRow[][] base1, DecodeRow[][] base3) {
+    /** Index of the first grid value at or above {@code d}; {@code ds.length} beyond the grid. */
     private int row(long d) {
       int i = Arrays.binarySearch(ds, d);
-      return i >= 0 ? i : -i - 1; // next grid value at or above d; ds.length beyond the grid
+      return i >= 0 ? i : -i - 1;
+    }
+
+    /** Weight of row {@code i} for {@code d} in {@code (ds[i-1], ds[i]]}, linear in log d. */
+    private double weight(long d, int i) {
+      if (i == 0 || ds[i] == d) {
+        return 1;
+      }
+      return Math.log((double) d / ds[i - 1]) / Math.log((double) ds[i] / ds[i - 1]);
     }
 
     private DecodeRow[] ladder(int i, int base) {
       return base == 1 ? base1[i] : base3[i];
     }
 
+    /** The first shape of {@code shape}'s ladder, from {@code shape} up, with at least d cells. */
+    private static IbltShape firstPossible(long d, IbltShape shape) {
+      IbltShape s = shape;
+      while (s.cells() < d && s.log2() < IbltShape.MAX_LOG2) {
+        s = s.doubled();
+      }
+      return s;
+    }
+
     double failureRate(long d, IbltShape shape) {
+      if (shape.cells() < d) {
+        return 1;
+      }
       int i = row(d);
       if (i == ds.length) {
         return shape.cells() >= cellsFor(d) ? 0 : 1;
       }
+      double w = weight(d, i);
+      double at = rateAt(i, shape);
+      return w == 1 ? at : w * at + (1 - w) * rateAt(i - 1, shape);
+    }
+
+    private double rateAt(int i, IbltShape shape) {
       DecodeRow[] l = ladder(i, shape.base());
       if (shape.log2() < l[0].shape().log2()) {
         return 1;
@@ -236,6 +323,11 @@ public final class Sizing {
     }
 
     double expectedBytes(long d, IbltShape shape, int cellBytes, long roundTripBytes) {
+      if (shape.cells() < d) { // cannot decode: fails, then continues one step up
+        IbltShape s = firstPossible(d, shape);
+        return expectedBytes(d, s, cellBytes, roundTripBytes)
+            + (double) (s.log2() - shape.log2()) * roundTripBytes;
+      }
       int i = row(d);
       if (i == ds.length) { // beyond the grid: double until the reliable size
         long need = cellsFor(d);
@@ -247,6 +339,12 @@ public final class Sizing {
         }
         return (double) s.cells() * cellBytes + (double) retries * roundTripBytes;
       }
+      double w = weight(d, i);
+      double at = bytesAt(i, shape, cellBytes, roundTripBytes);
+      return w == 1 ? at : w * at + (1 - w) * bytesAt(i - 1, shape, cellBytes, roundTripBytes);
+    }
+
+    private double bytesAt(int i, IbltShape shape, int cellBytes, long roundTripBytes) {
       DecodeRow[] l = ladder(i, shape.base());
       int first = l[0].shape().log2();
       if (shape.log2() > l[l.length - 1].shape().log2()) {
@@ -258,27 +356,70 @@ public final class Sizing {
       return r.meanFinalCells() * cellBytes + (r.meanRetries() + skipped) * roundTripBytes;
     }
 
+    /** Shapes worth considering for {@code d}: the simulated levels of the rows around it. */
+    private void candidates(long d, java.util.Set<IbltShape> out) {
+      int i = Math.min(row(d), ds.length - 1);
+      for (int j = Math.max(0, i - 1); j <= i; j++) {
+        for (DecodeRow[] l : new DecodeRow[][] {base1[j], base3[j]}) {
+          for (DecodeRow r : l) {
+            out.add(firstPossible(d, r.shape()));
+          }
+        }
+      }
+    }
+
     IbltShape firstShape(long d, int cellBytes, long roundTripBytes) {
-      int i = row(d);
-      if (i == ds.length) {
+      if (row(d) == ds.length) {
         long lastD = ds[ds.length - 1];
         IbltShape atLast = firstShape(lastD, cellBytes, roundTripBytes);
         double ratio = (double) atLast.cells() / lastD * EXTRAPOLATION_MARGIN;
         return IbltShape.atLeast(HASH_COUNT, (long) Math.ceil(d * ratio));
       }
+      java.util.Set<IbltShape> shapes = new java.util.HashSet<>();
+      candidates(d, shapes);
+      return argmin(shapes, new long[] {d}, new double[] {1}, cellBytes, roundTripBytes);
+    }
+
+    /** The shape of least {@code sum_i weights[i] * expectedBytes(ds[i], shape)}. */
+    IbltShape argmin(
+        java.util.Set<IbltShape> shapes,
+        long[] dsIn,
+        double[] weights,
+        int cellBytes,
+        long roundTripBytes) {
       IbltShape best = null;
       double bestBytes = Double.MAX_VALUE;
-      for (DecodeRow[] l : new DecodeRow[][] {base1[i], base3[i]}) {
-        for (DecodeRow r : l) {
-          double b = r.meanFinalCells() * cellBytes + r.meanRetries() * roundTripBytes;
-          if (b < bestBytes
-              || (b == bestBytes && best != null && r.shape().cells() < best.cells())) {
-            best = r.shape();
-            bestBytes = b;
-          }
+      for (IbltShape s : shapes) {
+        double b = 0;
+        for (int k = 0; k < dsIn.length; k++) {
+          b += weights[k] * expectedBytes(dsIn[k], s, cellBytes, roundTripBytes);
+        }
+        if (b < bestBytes || (b == bestBytes && s.cells() < best.cells())) {
+          best = s;
+          bestBytes = b;
         }
       }
       return best;
+    }
+
+    /**
+     * The shape of least expected bytes averaged over the difference that an estimate {@code est}
+     * with relative error {@code sigma} leaves possible (5-point Gauss-Hermite rule on {@code est/d
+     * ~ N(1, sigma^2)}), each possible difference at least {@code lowerBound}.
+     */
+    IbltShape firstShapeForEstimate(
+        long est, double sigma, long lowerBound, int cellBytes, long roundTripBytes) {
+      long[] at = new long[GH_NODES.length];
+      java.util.Set<IbltShape> shapes = new java.util.HashSet<>();
+      for (int k = 0; k < at.length; k++) {
+        at[k] = Math.max(lowerBound, Math.round(est / (1 + sigma * GH_NODES[k])));
+        at[k] = Math.max(1, at[k]);
+        if (row(at[k]) == ds.length) { // beyond the grid: the extrapolated choice is a candidate
+          shapes.add(firstShape(at[k], cellBytes, roundTripBytes));
+        }
+        candidates(at[k], shapes);
+      }
+      return argmin(shapes, at, GH_WEIGHTS, cellBytes, roundTripBytes);
     }
 
     static DecodeTable load() {

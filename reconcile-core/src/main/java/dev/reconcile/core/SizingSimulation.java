@@ -61,8 +61,9 @@ import java.util.SplittableRandom;
  * #decodeTrials}; each {@code (d, base)} runs its own {@link SplittableRandom} seeded with {@code
  * mix13(master + d * GAMMA + 31 * base)}, so rows do not depend on the thread count ({@code
  * --threads=N} or {@code -Ddecode.threads=N}, default 1; {@code -Ddecode.max-d=N} as {@code
- * --max-d}). Output default: {@code decode-k3.csv} beside {@code sizing-k3.csv} (or {@code
- * -Ddecode.out}).
+ * --max-d}; {@code --min-d=N} starts the grid there, so that parts of the grid can run as separate
+ * processes and their rows be concatenated). Output default: {@code decode-k3.csv} beside {@code
+ * sizing-k3.csv} (or {@code -Ddecode.out}).
  */
 public final class SizingSimulation {
   static final long DEFAULT_MASTER = 0x5121_46C0_FFEEL;
@@ -78,6 +79,7 @@ public final class SizingSimulation {
     int threads = Integer.getInteger("decode.threads", 1);
     long master = DEFAULT_MASTER;
     long maxD = Long.getLong("decode.max-d", 1_000_000);
+    long minD = 1;
     String out = null;
     for (String a : args) {
       if (a.equals("--quick")) {
@@ -86,6 +88,8 @@ public final class SizingSimulation {
         resume = true;
       } else if (a.startsWith("--seed=")) {
         master = Long.decode(a.substring(7));
+      } else if (a.startsWith("--min-d=")) {
+        minD = Long.parseLong(a.substring(8));
       } else if (a.startsWith("--max-d=")) {
         maxD = Long.parseLong(a.substring(8));
       } else if (a.startsWith("--out=")) {
@@ -110,7 +114,7 @@ public final class SizingSimulation {
                     ? "target/decode-k3-quick.csv"
                     : "src/main/resources/dev/reconcile/core/decode-k3.csv");
       }
-      writeDecodeTable(master, maxD, quick, threads, Path.of(out), System.out);
+      writeDecodeTable(master, minD, maxD, quick, threads, Path.of(out), System.out);
       return;
     }
     if (out == null) {
@@ -280,7 +284,7 @@ public final class SizingSimulation {
   }
 
   static void writeDecodeTable(
-      long master, long maxD, boolean quick, int threads, Path out, PrintStream log)
+      long master, long minD, long maxD, boolean quick, int threads, Path out, PrintStream log)
       throws IOException {
     log.printf(
         Locale.ROOT,
@@ -300,6 +304,9 @@ public final class SizingSimulation {
     try (PrintStream w = new PrintStream(Files.newOutputStream(out), true, "US-ASCII")) {
       w.println(DECODE_HEADER);
       for (long d : grid(maxD)) {
+        if (d < minD) {
+          continue;
+        }
         int trials = decodeTrials(d, quick);
         List<java.util.concurrent.Future<List<LevelStats>>> parts = new ArrayList<>();
         for (int base : new int[] {1, 3}) {

@@ -185,12 +185,36 @@ class SizingTest {
   }
 
   @Test
-  void firstShapeForAnEstimateAppliesTheFactorUnlessExact() {
+  void firstShapeForAnEstimateAveragesOverItsError() {
     assertThat(Sizing.firstShape(100, true, 1.5)).isEqualTo(Sizing.firstShape(100));
-    assertThat(Sizing.firstShape(100, false, 1.5)).isEqualTo(Sizing.firstShape(150));
+    assertThat(Sizing.firstShape(100, false, 1.0)).isEqualTo(Sizing.firstShape(100));
     assertThat(Sizing.firstShape(0, false, 1.1)).isEqualTo(Sizing.firstShape(1));
+    assertThat(Sizing.firstShape(1, false, 1.1, 500).cells()).isGreaterThanOrEqualTo(500);
+    for (long est : new long[] {3, 10, 47, 100, 333, 1000, 2500, 10_000, 30_000}) {
+      for (double f : new double[] {1.1, 1.35, 2.0}) {
+        IbltShape chosen = Sizing.firstShape(est, false, f);
+        double sigma = Math.min(Sizing.MAX_SIGMA, (1 - 1 / f) / 2.576);
+        double best = averaged(est, sigma, chosen);
+        for (IbltShape s : shapesUpTo(8 * Sizing.cellsFor(est) + 100)) {
+          assertThat(averaged(est, sigma, s))
+              .as("estimate %d, factor %.2f: %s vs the chosen %s", est, f, s, chosen)
+              .isGreaterThanOrEqualTo(best - 1e-6);
+        }
+      }
+    }
     long beyond = 3 * Sizing.decodeTableMaxD();
     assertThat(Sizing.firstShape(beyond).cells()).isGreaterThanOrEqualTo(beyond);
+    assertThat(Sizing.firstShape(beyond, false, 1.1).cells()).isGreaterThanOrEqualTo(beyond);
+  }
+
+  /** The objective of {@link Sizing#firstShape(long, boolean, double)}, recomputed. */
+  private static double averaged(long est, double sigma, IbltShape s) {
+    double b = 0;
+    for (int k = 0; k < Sizing.GH_NODES.length; k++) {
+      long d = Math.max(1, Math.round(est / (1 + sigma * Sizing.GH_NODES[k])));
+      b += Sizing.GH_WEIGHTS[k] * Sizing.expectedBytes(d, s, CB, RT);
+    }
+    return b;
   }
 
   @Test
@@ -212,6 +236,8 @@ class SizingTest {
       }
     }
     assertThat(Sizing.smallFirstTable(1000, 16, estimator)).isNull();
+    assertThat(Sizing.extendBeforeEstimating(new IbltShape(3, 1, 6), estimator, CB)).isTrue();
+    assertThat(Sizing.extendBeforeEstimating(new IbltShape(3, 1, 7), estimator, CB)).isFalse();
     assertThatThrownBy(() -> Sizing.smallFirstTable(-1, 1, estimator))
         .hasMessageContaining("need >= 0 and >= 1");
     assertThatThrownBy(() -> Sizing.smallFirstTable(1, 0, estimator))
