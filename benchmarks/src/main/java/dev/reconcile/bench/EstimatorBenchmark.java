@@ -113,6 +113,6 @@ public class EstimatorBenchmark {
   @BenchmarkMode(Mode.SampleTime)
   @OutputTimeUnit(TimeUnit.MICROSECONDS)
   public long estimate(EstimateState s) throws FormatException {
-    return s.local.estimate(s.remote);
+    return s.local.estimate(s.remote).value();
   }
 }

@@ -163,7 +163,7 @@ final class EstimateCommand implements Callable<Integer> {
       differing++;
       DifferenceEstimator el = l.estimator(p);
       DifferenceEstimator er = r.estimator(p);
-      long d = el.estimate(er.toProto());
+      long d = el.estimate(er.toProto()).value();
       estimate += d;
       if (fl.count() * 8 <= er.wireBytes()) {
         // The responder asks for the initiator's list outright when it is smaller than an

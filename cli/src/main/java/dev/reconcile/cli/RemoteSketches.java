@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.ElementCursor;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.FormatException;
@@ -200,7 +201,7 @@ final class RemoteSketches implements PartitionSketches {
     }
 
     @Override
-    public long estimate(Estimator remote) throws FormatException {
+    public Estimate estimate(Estimator remote) throws FormatException {
       byte[] b =
           http.postBytes("/sketch/estimate?partitions=" + list(), remote.toByteArray(), timeout);
       JsonObject j;
@@ -213,7 +214,10 @@ final class RemoteSketches implements PartitionSketches {
       if (e == null) {
         throw new FormatException("agent's answer has no estimate");
       }
-      return e;
+      if (e < 0) {
+        throw new FormatException("agent's estimate is negative: " + e);
+      }
+      return new Estimate(e, Boolean.TRUE.equals(j.getBoolean("exact")));
     }
 
     @Override

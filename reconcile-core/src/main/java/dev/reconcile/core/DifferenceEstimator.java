@@ -22,26 +22,19 @@ public interface DifferenceEstimator {
   Estimator toProto();
 
   /**
-   * Estimated {@code |local \u0394 remote|}, after validating {@code remote} (format version, hash
-   * id, seed fingerprint, parameters, cell bytes). Never allocates more than the local parameters
-   * allow.
+   * Estimated {@code |local \u0394 remote|} and whether it is exact (counted, not extrapolated),
+   * after validating {@code remote} (format version, hash id, seed fingerprint, parameters, cell
+   * bytes). Never allocates more than the local parameters allow.
    */
-  long estimate(Estimator remote) throws FormatException;
+  Estimate estimate(Estimator remote) throws FormatException;
 
   /**
-   * Factor by which to multiply an estimate to size a first IBLT that decodes at the first attempt
-   * in at least 99 % of cases, measured for this estimator's parameters.
+   * Factor by which to multiply an estimate that is not {@link Estimate#exact() exact} before
+   * sizing a table from it: a first IBLT of {@code Sizing.cellsFor(ceil(estimate * f))} cells
+   * decodes at the first attempt in at least 99 % of cases, measured for this estimator's
+   * parameters.
    */
   double sizingFactor();
-
-  /**
-   * True when the last {@link #estimate} counted the difference rather than extrapolating it (for a
-   * strata estimator: every stratum decoded); the session then sizes tables from it without the
-   * {@link #sizingFactor()}.
-   */
-  default boolean lastEstimateExact() {
-    return false;
-  }
 
   DifferenceEstimator copy();
 

@@ -61,6 +61,26 @@ import java.util.Arrays;
  * size, so an agent maintains one table of the largest size per ladder and derives every smaller
  * one without reading its data.
  *
+ * <h2>Incremental doubling</h2>
+ *
+ * Within one ladder the table of {@code log2} is the fold of the table of {@code log2 + 1}: its
+ * cell {@code (j, hi, lo)} is the sum of the pair {@code (j, hi, lo)} and {@code (j, hi, lo +
+ * 2^log2)} of the larger table. So a receiver that kept the difference {@code D_m = R_m - L_m} of a
+ * failed table (a copy taken before peeling) needs only one cell of each pair of the sender's
+ * doubled table to rebuild the doubled difference:
+ *
+ * <pre>
+ *   D_2m(j, hi, lo + 2^log2) = E(j, hi, lo) - L_2m(j, hi, lo + 2^log2)     E = extension (sent)
+ *   D_2m(j, hi, lo)          = D_m(j, hi, lo) - D_2m(j, hi, lo + 2^log2)
+ * </pre>
+ *
+ * ({@code -} is the cell group operation: counts modulo the layout width, XOR for the sums). The
+ * <em>extension</em> {@code E} of a table over its fold ({@link #writeExtension}) is its upper cell
+ * of each pair, packed like {@link #writeCells} in the order of the smaller table's cells: {@code
+ * m} cells, so a retry after a failed table of {@code m} cells costs {@code m} more cells, not
+ * {@code 2m}, and the cells sent until a decode always add up to the size of the table that
+ * decoded. {@link #unfold} is the receiver's side.
+ *
  * <p>References: [1] M. T. Goodrich, M. Mitzenmacher, "Invertible Bloom Lookup Tables", Allerton
  * 2011. [2] D. Eppstein, M. T. Goodrich, F. Uyeda, G. Varghese, "What's the Difference? Efficient
  * Set Reconciliation without Prior Context", SIGCOMM 2011. [3] M. Molloy, "Cores in random
@@ -218,16 +238,33 @@ public final class Iblt {
       throw new IllegalArgumentException("cannot fold " + shape + " to " + target);
     }
     Iblt out = new Iblt(spec, target, layout);
+    foldInto(out);
+    return out;
+  }
+
+  /**
+   * Writes {@code out}'s cells as the fold of this table (same spec, layout, hash count and base;
+   * {@code out.log2 <= log2}): {@link #fold} into an existing table, for loops that must not
+   * allocate.
+   */
+  void foldInto(Iblt out) {
+    IbltShape target = out.shape;
+    if (target.hashCount() != k
+        || target.base() != base
+        || target.log2() > log2
+        || !layout.equals(out.layout)
+        || !spec.equals(out.spec)) {
+      throw new IllegalArgumentException("cannot fold " + this + " into " + out);
+    }
+    out.clear();
     int tSub = target.subtableCells();
+    int tLowMask = (1 << target.log2()) - 1;
     int tLog2 = target.log2();
-    int tLowMask = (1 << tLog2) - 1;
     for (int j = 0; j < k; j++) {
       int from = j * sub;
       int to = j * tSub;
       for (int c = 0; c < sub; c++) {
-        int hi = c >>> log2;
-        int lo = c & lowMask;
-        int t = to + ((hi << tLog2) | (lo & tLowMask));
+        int t = to + (((c >>> log2) << tLog2) | (c & lowMask & tLowMask));
         int f = from + c;
         out.counts[t] += counts[f];
         out.keySums[t] ^= keySums[f];
@@ -237,7 +274,135 @@ public final class Iblt {
     for (int i = 0; i < out.counts.length; i++) {
       out.counts[i] = layout.normalizeCount(out.counts[i]);
     }
+  }
+
+  /** Overwrites {@code out}'s cells with this table's (same shape and layout). */
+  void copyInto(Iblt out) {
+    requireCompatible(out);
+    System.arraycopy(counts, 0, out.counts, 0, counts.length);
+    System.arraycopy(keySums, 0, out.keySums, 0, keySums.length);
+    System.arraycopy(checkSums, 0, out.checkSums, 0, checkSums.length);
+  }
+
+  /** Cells of {@link #writeExtension}: half of this table's. */
+  public int extensionCells() {
+    requireExtensible();
+    return counts.length / 2;
+  }
+
+  /** Bytes of {@link #writeExtension}. */
+  public long extensionBytes() {
+    return (long) extensionCells() * layout.cellBytes();
+  }
+
+  /**
+   * Writes the extension of this table over its fold to {@code log2 - 1}: for every folding pair
+   * its upper cell {@code (j, hi, lo + 2^(log2-1))}, in the order {@code (j, hi, lo)} of the
+   * smaller table's cells, each packed as {@link #writeCells} packs a cell. With the smaller
+   * table's difference the receiver rebuilds this table's difference ({@link #unfold}).
+   *
+   * @throws IllegalStateException when {@code log2 = 0} (no smaller table folds from this one)
+   */
+  public void writeExtension(ByteBuffer out) {
+    requireExtensible();
+    ByteBuffer b = out.order(ByteOrder.LITTLE_ENDIAN);
+    int half = 1 << (log2 - 1);
+    for (int j = 0; j < k; j++) {
+      for (int hi = 0; hi < base; hi++) {
+        int from = j * sub + (hi << log2) + half;
+        for (int lo = 0; lo < half; lo++) {
+          writeCell(b, from + lo);
+        }
+      }
+    }
+  }
+
+  /** The extension ({@link #writeExtension}) as a new array of {@link #extensionBytes()} bytes. */
+  public byte[] packExtension() {
+    byte[] out = new byte[Math.toIntExact(extensionBytes())];
+    writeExtension(ByteBuffer.wrap(out));
     return out;
+  }
+
+  /**
+   * The receiver's side of incremental doubling: the difference {@code remote - local} at twice the
+   * size of {@code half}.
+   *
+   * @param half the difference {@code remote - local} of the failed table, shape {@code (k, base,
+   *     log2)}, as it was before peeling (peeling changes it: keep a {@link #copy})
+   * @param remoteExtension the sender's {@link #writeExtension} of its {@code (k, base, log2 + 1)}
+   *     table; exactly {@code half.cells() * cellBytes} bytes must remain, which are consumed
+   * @param localDoubled the receiver's own table of shape {@code (k, base, log2 + 1)}
+   * @return a new table equal, cell by cell, to the sender's doubled table minus {@code
+   *     localDoubled}
+   * @throws FormatException when the extension has another length than the one {@code half}'s shape
+   *     and layout give (nothing is allocated then)
+   * @throws IllegalArgumentException when the tables' spec, layout or shapes do not fit together
+   */
+  public static Iblt unfold(Iblt half, ByteBuffer remoteExtension, Iblt localDoubled)
+      throws FormatException {
+    if (!half.spec.equals(localDoubled.spec)) {
+      throw new IllegalArgumentException(
+          "hash spec mismatch: " + half.spec + " vs " + localDoubled.spec);
+    }
+    if (!half.layout.equals(localDoubled.layout)
+        || half.shape.log2() >= IbltShape.MAX_LOG2
+        || !localDoubled.shape.equals(half.shape.doubled())) {
+      throw new IllegalArgumentException(
+          "cannot unfold "
+              + half
+              + " with a local table "
+              + localDoubled
+              + ": it must be the same ladder one step up, same layout");
+    }
+    long want = (long) half.counts.length * half.layout.cellBytes();
+    if (remoteExtension.remaining() != want) {
+      throw new FormatException(
+          "extension of shape "
+              + half.shape
+              + " to "
+              + localDoubled.shape
+              + " needs "
+              + want
+              + " bytes, got "
+              + remoteExtension.remaining());
+    }
+    ByteBuffer b = remoteExtension.order(ByteOrder.LITTLE_ENDIAN);
+    Iblt out = new Iblt(half.spec, localDoubled.shape, half.layout);
+    CellLayout layout = half.layout;
+    int cw = layout.countBytes();
+    int kw = layout.keyBytes();
+    int hw = layout.checkBytes();
+    int hLog2 = half.log2;
+    int hSub = half.sub;
+    int dSub = localDoubled.sub;
+    int top = 1 << hLog2;
+    for (int i = 0; i < half.counts.length; i++) {
+      int j = i / hSub;
+      int c = i - j * hSub;
+      int lower = j * dSub + (((c >>> hLog2) << (hLog2 + 1)) | (c & (top - 1)));
+      int upper = lower + top;
+      int count = cw == 1 ? b.get() : cw == 2 ? b.getShort() : b.getInt();
+      long key = kw == 8 ? b.getLong() : (b.getInt() & 0xFFFF_FFFFL);
+      int check = hw == 4 ? b.getInt() : (b.getShort() & 0xFFFF);
+      int uc = layout.normalizeCount(count - localDoubled.counts[upper]);
+      long uk = key ^ localDoubled.keySums[upper];
+      int uh = check ^ localDoubled.checkSums[upper];
+      out.counts[upper] = uc;
+      out.keySums[upper] = uk;
+      out.checkSums[upper] = uh;
+      out.counts[lower] = layout.normalizeCount(half.counts[i] - uc);
+      out.keySums[lower] = half.keySums[i] ^ uk;
+      out.checkSums[lower] = half.checkSums[i] ^ uh;
+    }
+    return out;
+  }
+
+  private void requireExtensible() {
+    if (log2 == 0) {
+      throw new IllegalStateException(
+          "table " + shape + " has log2 0: no smaller table folds from it, so it has no extension");
+    }
   }
 
   public Iblt copy() {
@@ -330,28 +495,31 @@ public final class Iblt {
   /** Writes the packed cells: per cell count, key sum, check sum, little-endian, layout widths. */
   public void writeCells(ByteBuffer out) {
     ByteBuffer b = out.order(ByteOrder.LITTLE_ENDIAN);
-    int cw = layout.countBytes();
-    int kw = layout.keyBytes();
-    int hw = layout.checkBytes();
     for (int i = 0; i < counts.length; i++) {
-      int c = counts[i];
-      if (cw == 1) {
-        b.put((byte) c);
-      } else if (cw == 2) {
-        b.putShort((short) c);
-      } else {
-        b.putInt(c);
-      }
-      if (kw == 8) {
-        b.putLong(keySums[i]);
-      } else {
-        b.putInt((int) keySums[i]);
-      }
-      if (hw == 4) {
-        b.putInt(checkSums[i]);
-      } else {
-        b.putShort((short) checkSums[i]);
-      }
+      writeCell(b, i);
+    }
+  }
+
+  /** Packs cell {@code i} (little-endian, layout widths). */
+  private void writeCell(ByteBuffer b, int i) {
+    int c = counts[i];
+    int cw = layout.countBytes();
+    if (cw == 1) {
+      b.put((byte) c);
+    } else if (cw == 2) {
+      b.putShort((short) c);
+    } else {
+      b.putInt(c);
+    }
+    if (layout.keyBytes() == 8) {
+      b.putLong(keySums[i]);
+    } else {
+      b.putInt((int) keySums[i]);
+    }
+    if (layout.checkBytes() == 4) {
+      b.putInt(checkSums[i]);
+    } else {
+      b.putShort((short) checkSums[i]);
     }
   }
 

@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -44,6 +43,27 @@ import java.util.SplittableRandom;
  * <p>Arguments: {@code --quick} (a tenth of the trials, d up to 10^5, writes under target/ unless
  * {@code --out} is given), {@code --out=PATH}, {@code --seed=N} (master seed), {@code --max-d=N},
  * {@code --resume} (keep the rows already in the output file and continue the grid after them).
+ *
+ * <h2>Decode table ({@code --decode-table})</h2>
+ *
+ * The data behind {@link Sizing#firstShape} (least expected bytes with incremental doubling):
+ * {@code decode-k3.csv}, for every grid {@code d} and every shape of both ladders from the smallest
+ * with at least {@code d} cells up to the first with at least twice {@link Sizing#cellsFor}{@code
+ * (d)}, the first-try failure rate and the doubling chain that starts there. One trial of one
+ * ladder draws a difference ({@link DecodeTrial}), adds it to the largest table of the ladder,
+ * folds it down level by level ({@link Iblt#fold} equals direct construction, so each level is the
+ * table a session of that shape would subtract) and peels every level. The chain from level {@code
+ * L} ends at the first level {@code L' >= L} that decoded; with incremental doubling the cells sent
+ * add up to {@code cells(L')}, after {@code L' - L} retries. Rows: {@code d, base, log2, cells,
+ * trials, failures, wrong, unresolved, mean_final_cells, mean_retries, seed}; {@code unresolved}
+ * counts trials where no level up to the top decoded (charged twice the top's cells and one retry
+ * more), {@code wrong} undetected wrong decodes (must be 0). Trials per {@code d}: {@link
+ * #decodeTrials}; each {@code (d, base)} runs its own {@link SplittableRandom} seeded with {@code
+ * mix13(master + d * GAMMA + 31 * base)}, so rows do not depend on the thread count ({@code
+ * --threads=N} or {@code -Ddecode.threads=N}, default 1; {@code -Ddecode.max-d=N} as {@code
+ * --max-d}; {@code --min-d=N} starts the grid there, so that parts of the grid can run as separate
+ * processes and their rows be concatenated). Output default: {@code decode-k3.csv} beside {@code
+ * sizing-k3.csv} (or {@code -Ddecode.out}).
  */
 public final class SizingSimulation {
   static final long DEFAULT_MASTER = 0x5121_46C0_FFEEL;
@@ -55,8 +75,11 @@ public final class SizingSimulation {
   public static void main(String[] args) throws IOException {
     boolean quick = false;
     boolean resume = false;
+    boolean decodeTable = false;
+    int threads = Integer.getInteger("decode.threads", 1);
     long master = DEFAULT_MASTER;
-    long maxD = 1_000_000;
+    long maxD = Long.getLong("decode.max-d", 1_000_000);
+    long minD = 1;
     String out = null;
     for (String a : args) {
       if (a.equals("--quick")) {
@@ -65,16 +88,34 @@ public final class SizingSimulation {
         resume = true;
       } else if (a.startsWith("--seed=")) {
         master = Long.decode(a.substring(7));
+      } else if (a.startsWith("--min-d=")) {
+        minD = Long.parseLong(a.substring(8));
       } else if (a.startsWith("--max-d=")) {
         maxD = Long.parseLong(a.substring(8));
       } else if (a.startsWith("--out=")) {
         out = a.substring(6);
+      } else if (a.equals("--decode-table")) {
+        decodeTable = true;
+      } else if (a.startsWith("--threads=")) {
+        threads = Integer.parseInt(a.substring(10));
       } else if (!a.isBlank()) {
         throw new IllegalArgumentException("unknown argument " + a);
       }
     }
     if (quick) {
       maxD = Math.min(maxD, 100_000);
+    }
+    if (decodeTable) {
+      if (out == null) {
+        out =
+            System.getProperty(
+                "decode.out",
+                quick
+                    ? "target/decode-k3-quick.csv"
+                    : "src/main/resources/dev/reconcile/core/decode-k3.csv");
+      }
+      writeDecodeTable(master, minD, maxD, quick, threads, Path.of(out), System.out);
+      return;
     }
     if (out == null) {
       out =
@@ -190,48 +231,196 @@ public final class SizingSimulation {
       HashSpec spec, IbltShape shape, long d, int trials, int maxFailures, long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
     Iblt t = new Iblt(spec, shape, CellLayout.WIDE);
+    DecodeTrial trial = new DecodeTrial(CellLayout.WIDE);
     int n = Math.toIntExact(d);
-    long[] plus = new long[n];
-    long[] minus = new long[n];
     int failures = 0;
     int done = 0;
     while (done < trials && failures <= maxFailures) {
       done++;
-      if (!trial(t, rnd, n, plus, minus)) {
+      if (trial.run(t, rnd, n) != DecodeTrial.Outcome.DECODED) {
         failures++;
-        t.clear();
       }
     }
     return new Outcome(done, failures);
   }
 
-  /**
-   * One trial on an empty table; true when the decode is complete and exact. Leaves it empty then.
-   */
-  static boolean trial(Iblt t, SplittableRandom rnd, int d, long[] plus, long[] minus) {
-    int np = 0;
-    int nm = 0;
-    for (int i = 0; i < d; i++) {
-      long x = rnd.nextLong();
-      if (rnd.nextBoolean()) {
-        plus[np++] = x;
-        t.insert(x);
-      } else {
-        minus[nm++] = x;
-        t.delete(x);
-      }
-    }
-    PeelResult r = t.peel();
-    return r.complete() && sameSet(plus, np, r.onlyHere()) && sameSet(minus, nm, r.onlyThere());
+  /** Trials per grid {@code d} of the decode table (a tenth with {@code --quick}). */
+  static int decodeTrials(long d, boolean quick) {
+    int t = d <= 1000 ? 20_000 : d <= 10_000 ? 5000 : d <= 100_000 ? 1000 : 100;
+    return quick ? t / 10 : t;
   }
 
-  static boolean sameSet(long[] truth, int n, long[] got) {
-    if (got.length != n) {
-      return false;
+  /** Header of {@code decode-k3.csv}. */
+  static final String DECODE_HEADER =
+      "d,base,log2,cells,trials,failures,wrong,unresolved,mean_final_cells,mean_retries,seed";
+
+  /** One row of the decode table: a first shape for a difference of {@code d}. */
+  record LevelStats(
+      long d,
+      IbltShape shape,
+      int trials,
+      int failures,
+      int wrong,
+      int unresolved,
+      double meanFinalCells,
+      double meanRetries,
+      long seed) {
+    String csv() {
+      return String.format(
+          Locale.ROOT,
+          "%d,%d,%d,%d,%d,%d,%d,%d,%.4f,%.6f,0x%x",
+          d,
+          shape.base(),
+          shape.log2(),
+          shape.cells(),
+          trials,
+          failures,
+          wrong,
+          unresolved,
+          meanFinalCells,
+          meanRetries,
+          seed);
     }
-    Arrays.sort(truth, 0, n);
-    Arrays.sort(got);
-    return Arrays.equals(truth, 0, n, got, 0, n);
+  }
+
+  static void writeDecodeTable(
+      long master, long minD, long maxD, boolean quick, int threads, Path out, PrintStream log)
+      throws IOException {
+    log.printf(
+        Locale.ROOT,
+        "decode table: master seed 0x%x, quick=%b, max d=%d, threads=%d, out=%s%n",
+        master,
+        quick,
+        maxD,
+        threads,
+        out);
+    long t0 = System.nanoTime();
+    HashSpec spec = HashSpec.xxh3(master);
+    if (out.getParent() != null) {
+      Files.createDirectories(out.getParent());
+    }
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(threads);
+    try (PrintStream w = new PrintStream(Files.newOutputStream(out), true, "US-ASCII")) {
+      w.println(DECODE_HEADER);
+      for (long d : grid(maxD)) {
+        if (d < minD) {
+          continue;
+        }
+        int trials = decodeTrials(d, quick);
+        List<java.util.concurrent.Future<List<LevelStats>>> parts = new ArrayList<>();
+        for (int base : new int[] {1, 3}) {
+          long seed = HashSpec.mix13(master + d * HashSpec.GAMMA + 31L * base);
+          parts.add(pool.submit(() -> runLadder(spec, base, d, trials, seed)));
+        }
+        for (java.util.concurrent.Future<List<LevelStats>> f : parts) {
+          List<LevelStats> rows;
+          try {
+            rows = f.get();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+          } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("d=" + d + ": " + e.getCause(), e.getCause());
+          }
+          for (LevelStats r : rows) {
+            w.println(r.csv());
+          }
+        }
+        log.printf(
+            Locale.ROOT,
+            "d=%d done (%d trials per ladder), %.1f s%n",
+            d,
+            trials,
+            (System.nanoTime() - t0) / 1e9);
+      }
+    } finally {
+      pool.shutdown();
+    }
+    log.printf(
+        Locale.ROOT, "wrote %s in %.1f s%n", out.toAbsolutePath(), (System.nanoTime() - t0) / 1e9);
+  }
+
+  /**
+   * Trials of one ladder for a difference of {@code d}: every level from the smallest with at least
+   * {@code d} cells to the first with at least {@code 2 * Sizing.cellsFor(d)} (and at least two
+   * levels), see the class comment.
+   */
+  static List<LevelStats> runLadder(HashSpec spec, int base, long d, int trials, long seed) {
+    int lo = 0;
+    while (((3L * base) << lo) < d) {
+      lo++;
+    }
+    int hi = lo + 1;
+    while (((3L * base) << hi) < 2 * Sizing.cellsFor(d) && hi < IbltShape.MAX_LOG2) {
+      hi++;
+    }
+    int n = hi - lo + 1;
+    IbltShape[] shapes = new IbltShape[n];
+    Iblt[] tables = new Iblt[n];
+    Iblt[] work = new Iblt[n];
+    for (int i = 0; i < n; i++) {
+      shapes[i] = new IbltShape(HASHES, base, lo + i);
+      tables[i] = new Iblt(spec, shapes[i], CellLayout.WIDE);
+      work[i] = new Iblt(spec, shapes[i], CellLayout.WIDE);
+    }
+    DecodeTrial trial = new DecodeTrial(CellLayout.WIDE);
+    SplittableRandom rnd = new SplittableRandom(seed);
+    int[] failures = new int[n];
+    int[] wrong = new int[n];
+    int[] unresolved = new int[n];
+    long[] finalCells = new long[n];
+    long[] retries = new long[n];
+    boolean[] ok = new boolean[n];
+    int size = Math.toIntExact(d);
+    for (int t = 0; t < trials; t++) {
+      trial.draw(rnd, size);
+      tables[n - 1].clear();
+      trial.addTo(tables[n - 1]);
+      for (int i = n - 2; i >= 0; i--) {
+        tables[i + 1].foldInto(tables[i]);
+      }
+      for (int i = 0; i < n; i++) {
+        tables[i].copyInto(work[i]);
+        DecodeTrial.Outcome o = trial.peel(work[i]);
+        ok[i] = o == DecodeTrial.Outcome.DECODED;
+        if (!ok[i]) {
+          failures[i]++;
+        }
+        if (o == DecodeTrial.Outcome.WRONG) {
+          wrong[i]++;
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        int j = i;
+        while (j < n && !ok[j]) {
+          j++;
+        }
+        if (j < n) {
+          finalCells[i] += shapes[j].cells();
+          retries[i] += j - i;
+        } else {
+          unresolved[i]++;
+          finalCells[i] += 2 * shapes[n - 1].cells();
+          retries[i] += n - i;
+        }
+      }
+    }
+    List<LevelStats> rows = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      rows.add(
+          new LevelStats(
+              d,
+              shapes[i],
+              trials,
+              failures[i],
+              wrong[i],
+              unresolved[i],
+              (double) finalCells[i] / trials,
+              (double) retries[i] / trials,
+              seed));
+    }
+    return rows;
   }
 
   /** Largest f with P[Binomial(n, p) <= f] <= alpha, or -1 when even f = 0 exceeds alpha. */

@@ -224,13 +224,14 @@ final class TableExchange {
         sum.merge(e);
       }
     }
-    long total;
+    Estimate estimate;
     try {
-      total = sum.estimate(o.getEstimator());
+      estimate = sum.estimate(o.getEstimator());
     } catch (FormatException ex) {
       throw new ProtocolException(
           Code.MALFORMED, "estimator of partitions " + listed + ": " + ex.getMessage());
     }
+    long total = estimate.value();
     int n = covered.size();
     int[] ps = new int[n];
     long[] localCounts = new long[n];
@@ -246,7 +247,7 @@ final class TableExchange {
         TablePlanner.plan(
             ctx.params,
             total,
-            sum.lastEstimateExact(),
+            estimate.exact(),
             sum.sizingFactor(),
             ps,
             localCounts,

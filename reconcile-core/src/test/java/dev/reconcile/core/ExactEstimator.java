@@ -76,7 +76,7 @@ public final class ExactEstimator implements DifferenceEstimator {
   }
 
   @Override
-  public long estimate(Estimator remote) throws FormatException {
+  public Estimate estimate(Estimator remote) throws FormatException {
     if (remote.getParams().getKind() != KIND) {
       throw new FormatException("not an exact estimator");
     }
@@ -89,7 +89,7 @@ public final class ExactEstimator implements DifferenceEstimator {
     for (int c : diff.values()) {
       d += Math.abs(c);
     }
-    return (long) Math.floor(d * factor);
+    return Estimate.approximate((long) Math.floor(d * factor));
   }
 
   @Override

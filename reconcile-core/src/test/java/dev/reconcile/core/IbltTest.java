@@ -142,18 +142,64 @@ class IbltTest {
     }
   }
 
-  @Test
-  void hostileTableOfPureLookingCellsStopsAfterCellsExtractions() {
-    // Every cell holds +1 of an element that really maps there: peel must stay bounded.
-    IbltShape shape = new IbltShape(3, 1, 4);
+  /** Cell index of {@code x} in each subtable of {@code shape}. */
+  private static int[] positions(long x, IbltShape shape) {
     Iblt t = new Iblt(SPEC, shape, CellLayout.WIDE);
-    SplittableRandom r = new SplittableRandom(9);
-    for (int i = 0; i < 10_000; i++) {
-      t.update(r.nextLong(), r.nextBoolean() ? 1 : -1);
+    t.insert(x);
+    int[] pos = new int[shape.hashCount()];
+    for (int i = 0; i < t.cells(); i++) {
+      if (t.count(i) != 0) {
+        pos[i / shape.subtableCells()] = i;
+      }
     }
+    return pos;
+  }
+
+  /** A WIDE table whose cells are all zero but the given {index, count, key, check} ones. */
+  private static Iblt crafted(IbltShape shape, long[]... cells) throws FormatException {
+    ByteBuffer b =
+        ByteBuffer.allocate((int) shape.cells() * 14).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    for (long[] c : cells) {
+      b.putShort((int) c[0] * 14, (short) c[1]);
+      b.putLong((int) c[0] * 14 + 2, c[2]);
+      b.putInt((int) c[0] * 14 + 10, (int) c[3]);
+    }
+    return Iblt.readCells(SPEC, shape, CellLayout.WIDE, b);
+  }
+
+  @Test
+  void pureLookingCellAtAnotherElementsPlaceIsNotExtracted() throws FormatException {
+    // Count +1 and a matching check hash, but x does not map to this cell: only the position test
+    // (pos_j(keySum) = i) stops the peel. Without it x would be extracted here, again (as -1) from
+    // its real cells, and two elements would be listed.
+    IbltShape shape = new IbltShape(3, 1, 4);
+    long x = 0x1234_5678_9abc_def0L;
+    long check = SPEC.checkHash(x) & 0xFFFF_FFFFL;
+    int[] real = positions(x, shape);
+    int misplaced = real[0] == 0 ? 1 : 0; // same subtable, another cell
+    Iblt t = crafted(shape, new long[] {misplaced, 1, x, check});
     PeelResult p = t.peel();
-    assertThat(p.recovered()).isLessThanOrEqualTo(t.cells());
+    assertThat(p.recovered()).as("the misplaced cell must not be peeled").isZero();
     assertThat(p.complete()).isFalse();
+    // Control: the same cell at x's own place is peeled, so only the position test differed.
+    PeelResult control = crafted(shape, new long[] {real[0], 1, x, check}).peel();
+    assertThat(control.onlyHere()).contains(x);
+  }
+
+  @Test
+  void hostileTableThatPeelsForeverStopsAfterCellsExtractions() throws FormatException {
+    // Cell a = (+1, x) at x's place in subtable 0, cell b = (+2, 0) at its place in subtable 1.
+    // Peeling x (+1) leaves b = (+1, x) and c = (-1, x); peeling c (-1) restores a = (+1, x) and
+    // b = (+2, 0): the first state again, for ever. Only the cap of one extraction per cell ends
+    // it, so exactly `cells` elements are listed and the decode is reported incomplete.
+    IbltShape shape = new IbltShape(3, 1, 4);
+    long x = 0x0fed_cba9_8765_4321L;
+    long check = SPEC.checkHash(x) & 0xFFFF_FFFFL;
+    int[] real = positions(x, shape);
+    Iblt t = crafted(shape, new long[] {real[0], 1, x, check}, new long[] {real[1], 2, 0, 0});
+    PeelResult p = t.peel();
+    assertThat(p.complete()).isFalse();
+    assertThat(p.recovered()).as("the extraction cap was reached").isEqualTo(t.cells());
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.reconcile.agent;
 
 import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
@@ -64,9 +65,11 @@ final class ScaledEstimators {
     }
 
     @Override
-    public long estimate(Estimator remote) throws FormatException {
-      long e = d.estimate(remote);
-      return e <= 0 ? e : Math.max(1, Math.round(e * scale));
+    public Estimate estimate(Estimator remote) throws FormatException {
+      Estimate e = d.estimate(remote);
+      long v = e.value();
+      // scaled, an estimate is no longer a count
+      return v <= 0 ? e : Estimate.approximate(Math.max(1, Math.round(v * scale)));
     }
 
     @Override

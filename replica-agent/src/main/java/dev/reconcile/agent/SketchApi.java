@@ -3,6 +3,7 @@ package dev.reconcile.agent;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.ElementCursor;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.IbltShape;
@@ -122,7 +123,8 @@ final class SketchApi {
                 "body is not an Estimator message: " + e.getMessage());
           }
           try {
-            return new JsonObject().put("estimate", merged(ctx).estimate(remote));
+            Estimate e = merged(ctx).estimate(remote);
+            return new JsonObject().put("estimate", e.value()).put("exact", e.exact());
           } catch (FormatException e) {
             throw new IllegalArgumentException("estimator: " + e.getMessage());
           }

@@ -8,8 +8,10 @@ import dev.reconcile.core.wire.EstimatorParams;
 /**
  * Makes empty {@link StrataEstimator}s of one validated parameter set.
  *
- * <p>{@link #defaults()} is the measured production choice (see {@code docs/estimator.md}): 18
- * strata of 128 cells, 4 hashes, 16 159 bytes on the wire. {@link #of} accepts any valid
+ * <p>{@link #defaults()} is the measured strata choice (see {@code docs/estimator.md}): 18 strata
+ * of 128 cells, 4 hashes, 16 159 bytes on the wire. It was the production default before the
+ * tug-of-war estimator ({@link EstimatorKinds#defaults()}), which is as accurate in a quarter of
+ * the bytes; it stays readable for peers that negotiate kind 1. {@link #of} accepts any valid
  * parameters; its {@link #sizingFactor()} is the measured one for the parameter sets of the
  * measurement table and a conservative {@value #UNMEASURED_SIZING_FACTOR} otherwise.
  */
@@ -56,7 +58,7 @@ public final class StrataEstimatorFactory implements EstimatorFactory {
     this.sizingFactor = sizingFactor;
   }
 
-  /** The measured production parameters: 18 strata x 128 cells, 4 hashes. */
+  /** The measured strata parameters: 18 strata x 128 cells, 4 hashes (kind 1). */
   public static StrataEstimatorFactory defaults() {
     return DEFAULTS;
   }

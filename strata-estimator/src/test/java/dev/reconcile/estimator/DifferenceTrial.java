@@ -1,6 +1,9 @@
 package dev.reconcile.estimator;
 
 import dev.reconcile.core.CellLayout;
+import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.Estimate;
+import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.Iblt;
@@ -63,8 +66,8 @@ final class DifferenceTrial {
   }
 
   /** The estimator of {@code A \ B} minus that of {@code B \ A}. */
-  StrataEstimator differenceEstimator(StrataEstimatorFactory f) {
-    StrataEstimator e = f.create(SPEC);
+  DifferenceEstimator differenceEstimator(EstimatorFactory f) {
+    DifferenceEstimator e = f.create(SPEC);
     for (long x : onlyA) {
       e.add(x);
     }
@@ -74,7 +77,11 @@ final class DifferenceTrial {
     return e;
   }
 
-  long estimate(StrataEstimatorFactory f, Estimator empty) {
+  long estimate(EstimatorFactory f, Estimator empty) {
+    return estimateOf(f, empty).value();
+  }
+
+  Estimate estimateOf(EstimatorFactory f, Estimator empty) {
     try {
       return differenceEstimator(f).estimate(empty);
     } catch (FormatException e) {
@@ -103,7 +110,7 @@ final class DifferenceTrial {
         && r.onlyThere().length == onlyB.length;
   }
 
-  static Estimator emptyProto(StrataEstimatorFactory f) {
+  static Estimator emptyProto(EstimatorFactory f) {
     return f.create(SPEC).toProto();
   }
 }

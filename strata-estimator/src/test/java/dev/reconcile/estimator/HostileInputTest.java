@@ -48,7 +48,7 @@ class HostileInputTest {
 
   @Test
   void validRemoteIsAccepted() throws FormatException {
-    assertThat(local().estimate(valid())).isPositive();
+    assertThat(local().estimate(valid()).value()).isPositive();
   }
 
   @Test
@@ -225,7 +225,8 @@ class HostileInputTest {
         // mostly-empty cells with a few random ones: peeling garbage must stay bounded
         java.util.Arrays.fill(cells, 0, CELL_BYTES - 7 * r.nextInt(1, 200), (byte) 0);
       }
-      long est = local.estimate(valid().toBuilder().setCells(ByteString.copyFrom(cells)).build());
+      long est =
+          local.estimate(valid().toBuilder().setCells(ByteString.copyFrom(cells)).build()).value();
       assertThat(est).as("trial %d (seed 77)", trial).isBetween(0L, StrataEstimator.MAX_ESTIMATE);
     }
   }

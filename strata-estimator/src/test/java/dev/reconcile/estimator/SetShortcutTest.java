@@ -35,12 +35,47 @@ class SetShortcutTest {
     }
     Estimator empty = DifferenceTrial.emptyProto(f);
     long shortcut = trial.estimate(f, empty);
-    long real = a.estimate(b.toProto());
+    long real = a.estimate(b.toProto()).value();
     assertThat(real).as("seed %d, d %d", seed, d).isEqualTo(shortcut);
     // and the subtracted cells are the same, whichever side subtracts
     StrataEstimator diff = a.copy();
     diff.subtract(b);
-    assertThat(diff.sameCells(trial.differenceEstimator(f))).as("seed %d, d %d", seed, d).isTrue();
-    assertThat(b.estimate(a.toProto())).as("symmetric, seed %d, d %d", seed, d).isEqualTo(real);
+    assertThat(diff.sameCells((StrataEstimator) trial.differenceEstimator(f)))
+        .as("seed %d, d %d", seed, d)
+        .isTrue();
+    assertThat(b.estimate(a.toProto()).value())
+        .as("symmetric, seed %d, d %d", seed, d)
+        .isEqualTo(real);
+  }
+
+  @ParameterizedTest(name = "seed {0}, d {1}")
+  @CsvSource({"1, 1", "2, 10", "3, 100", "4, 1000", "5, 3000", "6, 20000", "7, 20000"})
+  void tugOfWarRealSetsEstimateLikeTheDifferenceOnly(long seed, int d) throws FormatException {
+    TugOfWarEstimatorFactory f = TugOfWarEstimatorFactory.defaults();
+    DifferenceTrial trial = DifferenceTrial.of(seed, d);
+    TugOfWarEstimator a = f.create(DifferenceTrial.SPEC);
+    TugOfWarEstimator b = f.create(DifferenceTrial.SPEC);
+    java.util.SplittableRandom r = new java.util.SplittableRandom(~seed);
+    for (int i = 0; i < COMMON; i++) {
+      long x = r.nextLong();
+      a.add(x);
+      b.add(x);
+    }
+    for (long x : trial.onlyA) {
+      a.add(x);
+    }
+    for (long x : trial.onlyB) {
+      b.add(x);
+    }
+    long real = a.estimate(b.toProto()).value();
+    assertThat(real)
+        .as("seed %d, d %d", seed, d)
+        .isEqualTo(trial.estimate(f, f.create(DifferenceTrial.SPEC).toProto()));
+    TugOfWarEstimator diff = a.copy();
+    diff.subtract(b);
+    assertThat(diff.sameCounters((TugOfWarEstimator) trial.differenceEstimator(f))).isTrue();
+    assertThat(b.estimate(a.toProto()).value())
+        .as("symmetric, seed %d, d %d", seed, d)
+        .isEqualTo(real);
   }
 }

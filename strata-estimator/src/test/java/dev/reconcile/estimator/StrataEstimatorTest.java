@@ -75,7 +75,7 @@ class StrataEstimatorTest {
   void subtractSelfIsEmptyAndEstimatesZero() throws FormatException {
     StrataEstimator e = of(elements(3, 50_000));
     assertThat(e.isEmpty()).isFalse();
-    assertThat(e.estimate(e.toProto())).isZero();
+    assertThat(e.estimate(e.toProto()).value()).isZero();
     StrataEstimator c = e.copy();
     c.subtract(e);
     assertThat(c.isEmpty()).isTrue();

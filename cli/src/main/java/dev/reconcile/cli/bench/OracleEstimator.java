@@ -1,6 +1,7 @@
 package dev.reconcile.cli.bench;
 
 import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.Estimate;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
@@ -76,7 +77,7 @@ final class OracleEstimator implements DifferenceEstimator {
   }
 
   @Override
-  public long estimate(Estimator remote) throws FormatException {
+  public Estimate estimate(Estimator remote) throws FormatException {
     if (remote.getParams().getKind() != KIND) {
       throw new FormatException(
           "not a benchmark oracle estimator (kind " + remote.getParams().getKind() + ")");
@@ -98,7 +99,7 @@ final class OracleEstimator implements DifferenceEstimator {
         j++;
       }
     }
-    return mine.length + theirs.length - 2 * common;
+    return Estimate.exact(mine.length + theirs.length - 2 * common);
   }
 
   @Override

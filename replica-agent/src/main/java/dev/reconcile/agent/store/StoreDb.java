@@ -54,7 +54,14 @@ final class StoreDb {
   final ColumnFamilyHandle meta;
   final WriteOptions writeOptions;
   final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
-  final ReentrantLock writer = new ReentrantLock();
+
+  /**
+   * Serializes writes (client puts, repair batches, purges). Fair: a client writing in a tight loop
+   * must not starve a repair batch waiting for the lock (an unfair lock let the writing thread
+   * barge ahead of the parked repair thread for longer than the peer's idle timeout).
+   */
+  final ReentrantLock writer = new ReentrantLock(true);
+
   private final List<AutoCloseable> natives;
   private volatile boolean closed;
 

@@ -57,7 +57,7 @@ class EstimatorFuzzTest {
       m = Mutator.mutateFields(REMOTE, r);
     }
     try {
-      long est = LOCAL.estimate(m);
+      long est = LOCAL.estimate(m).value();
       assertThat(est).isBetween(0L, 1L << 48);
       return null;
     } catch (FormatException e) {
