@@ -104,4 +104,26 @@ class MemorySketchesTest {
       assertThat(got[i]).as("seed %d query %d", seed, i).isEqualTo(truth.contains(q[i]));
     }
   }
+
+  /** A large partition's table, built in two halves on two threads, is the table of all. */
+  @ParameterizedTest
+  @ValueSource(ints = {MemorySketches.PARALLEL_TABLE_ELEMENTS - 1, 200_001})
+  void largePartitionTableEqualsOneThreadInsertion(int n) {
+    long seed = 40L + n;
+    SplittableRandom r = new SplittableRandom(seed);
+    SketchParams params =
+        new SketchParams(HashSpec.xxh3(seed), 0, 3, 16, ExactEstimator.factory(1.0).params());
+    long[] elements = r.longs(n).toArray();
+    MemorySketches m =
+        MemorySketches.ofSinglePartition(params, ExactEstimator.factory(1.0), elements);
+    IbltShape shape = params.maxShape();
+    Iblt want = new Iblt(params.spec(), shape, CellLayout.WIDE);
+    for (long e : elements) {
+      want.insert(e);
+    }
+    Iblt got = m.iblt(0, shape);
+    assertThat(Wire.toProto(got)).as("seed %d", seed).isEqualTo(Wire.toProto(want));
+    got.subtract(want);
+    assertThat(got.isEmpty()).isTrue();
+  }
 }
