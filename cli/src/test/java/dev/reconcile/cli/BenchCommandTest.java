@@ -136,7 +136,7 @@ class BenchCommandTest {
     assertThat(r.status()).as("stderr: %s", r.err()).isZero();
     List<Map<String, String>> summary = csv(out.resolve("diff-summary.csv"));
     boolean launcher = Files.isExecutable(Path.of("..", "bin", "reconcile"));
-    assertThat(summary).hasSize(2 * (launcher ? 3 : 2));
+    assertThat(summary).hasSize(2 * (launcher ? 4 : 2));
     for (Map<String, String> row : summary) {
       assertThat(row.get("correct_runs")).as("row %s", row).isEqualTo("2");
       assertThat(Double.parseDouble(row.get("wall_ms_median"))).as("row %s", row).isPositive();
@@ -144,7 +144,7 @@ class BenchCommandTest {
     }
     assertThat(summary.stream().map(m -> m.get("command"))).contains("sort+comm", "java -jar");
     List<Map<String, String>> trials = csv(out.resolve("diff-trials.csv"));
-    assertThat(trials).hasSize(2 * 2 * (launcher ? 3 : 2));
+    assertThat(trials).hasSize(2 * 2 * (launcher ? 4 : 2));
     assertThat(trials.stream().filter(m -> !m.get("command").equals("sort+comm")))
         .allSatisfy(m -> assertThat(m.get("exit_status")).isEqualTo("1"));
     byte[] png = Files.readAllBytes(out.resolve("diff-vs-sort.png"));

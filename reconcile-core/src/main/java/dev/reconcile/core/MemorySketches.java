@@ -114,7 +114,7 @@ public final class MemorySketches implements PartitionSketches {
   }
 
   /** Partitions at least this large get their tables built on two threads. */
-  static final int PARALLEL_TABLE_ELEMENTS = 1 << 16;
+  static final int PARALLEL_TABLE_ELEMENTS = 1 << 14;
 
   private Iblt insertAll(IbltShape shape, long[] flippedElements, int from, int to) {
     Iblt t = new Iblt(params.spec(), shape, CellLayout.WIDE);

@@ -28,9 +28,9 @@ import java.util.zip.GZIPOutputStream;
  *
  * <p>Commands: the baseline ({@code sort} + {@code comm}; for gzip input each {@code sort} reads
  * from {@code gzip -dc}); {@code bin/reconcile diff} (the launcher: JVM options for one-shot
- * commands and its class-data sharing archive), when the launcher is found beside the jar; {@code
- * java -jar reconcile.jar diff} with no options. An untimed first round warms the page cache and
- * lets the launcher make its archive.
+ * commands and its class-data sharing archive) and the same with {@code RECONCILE_CDS=0} (no
+ * archive), when the launcher is found beside the jar; {@code java -jar reconcile.jar diff} with no
+ * options. An untimed first round warms the page cache and lets the launcher make its archive.
  *
  * <p>Correctness is checked on every reconcile run, element by element: the baseline's output
  * (left-only and right-only lines; a key in both is a changed one, {@code !}) is turned into the
@@ -47,6 +47,7 @@ public final class DiffBench {
 
   static final String BASELINE = "sort+comm";
   static final String LAUNCHER = "bin/reconcile";
+  static final String LAUNCHER_NO_CDS = "bin/reconcile, no CDS";
   static final String JAVA_JAR = "java -jar";
 
   /** One dataset to compare on. */
@@ -130,10 +131,19 @@ public final class DiffBench {
         List<Command> commands = new ArrayList<>();
         commands.add(baseline(d.gzip(), a, b, dir));
         if (c.launcher() != null) {
-          commands.add(reconcile(LAUNCHER, List.of(c.launcher().toString()), a, b, dir));
+          commands.add(reconcile(LAUNCHER, List.of(c.launcher().toString()), Map.of(), a, b, dir));
+          commands.add(
+              reconcile(
+                  LAUNCHER_NO_CDS,
+                  List.of(c.launcher().toString()),
+                  Map.of("RECONCILE_CDS", "0"),
+                  a,
+                  b,
+                  dir));
         }
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        commands.add(reconcile(JAVA_JAR, List.of(java, "-jar", c.jar().toString()), a, b, dir));
+        commands.add(
+            reconcile(JAVA_JAR, List.of(java, "-jar", c.jar().toString()), Map.of(), a, b, dir));
         int k = commands.size();
         double[][] wall = new double[k][c.trials()];
         double[][] mem = new double[k][c.trials()];
@@ -256,7 +266,8 @@ public final class DiffBench {
   private record Run(int status, double millis, double maxRssMegabytes, String stderr) {}
 
   /** A command line whose stdout and stderr go to files in the dataset's folder. */
-  private record Command(String name, List<String> argv, Path stdout, Path stderr) {
+  private record Command(
+      String name, List<String> argv, Map<String, String> env, Path stdout, Path stderr) {
     Run run(Path timeBin) throws IOException, InterruptedException {
       List<String> cmd = new ArrayList<>();
       Path rss = stdout.resolveSibling("rss");
@@ -265,9 +276,10 @@ public final class DiffBench {
       }
       cmd.addAll(argv);
       long t0 = System.nanoTime();
+      ProcessBuilder pb = new ProcessBuilder(cmd);
+      pb.environment().putAll(env);
       Process p =
-          new ProcessBuilder(cmd)
-              .redirectOutput(stdout.toFile())
+          pb.redirectOutput(stdout.toFile())
               .redirectError(stderr.toFile())
               .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
               .start();
@@ -301,15 +313,17 @@ public final class DiffBench {
     return new Command(
         BASELINE,
         List.of("bash", "-c", script, "bash", a.toString(), b.toString(), dir.toString()),
+        Map.of(),
         dir.resolve("baseline.out"),
         dir.resolve("baseline.err"));
   }
 
-  private static Command reconcile(String name, List<String> prefix, Path a, Path b, Path dir) {
+  private static Command reconcile(
+      String name, List<String> prefix, Map<String, String> env, Path a, Path b, Path dir) {
     List<String> argv = new ArrayList<>(prefix);
     argv.addAll(List.of("diff", "file:" + a, "file:" + b));
-    String file = name.equals(LAUNCHER) ? "launcher" : "jar";
-    return new Command(name, argv, dir.resolve(file + ".out"), dir.resolve(file + ".err"));
+    String file = name.replaceAll("[^A-Za-z]+", "-");
+    return new Command(name, argv, env, dir.resolve(file + ".out"), dir.resolve(file + ".err"));
   }
 
   // ------------------------------------------------------------------------------ correctness
