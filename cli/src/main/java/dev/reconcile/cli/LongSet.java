@@ -2,12 +2,14 @@ package dev.reconcile.cli;
 
 /**
  * A fixed set of {@code long}s for membership tests: open addressing with linear probing in a
- * {@code long[]} of at least twice the size (a power of two), 0 kept aside, behind a bitmap of at
- * least 64 bits per member. The members are hash outputs (elements); one multiply-shift gives both
- * the slot (top bits) and the bitmap bit (the same bits and five more). Made for scans that ask
- * about many more non-members than members: most lookups end at one bit test of a small bitmap,
- * whose branch is rarely mispredicted, instead of a probe of a table up to half full. 24 to 48
- * bytes per member.
+ * {@code long[]} of at least twice the size (a power of two), 0 kept aside. The members are hash
+ * outputs (elements); one multiply-shift gives the slot (top bits).
+ *
+ * <p>For scans that ask about many more non-members than members (at least 8 lookups per member
+ * expected), the table sits behind a bitmap of at least 64 bits per member, indexed by the same
+ * bits as the slot and five more: most lookups then end at one bit test of a small bitmap, whose
+ * branch is rarely mispredicted, instead of a probe of a table up to half full. 16 to 32 bytes per
+ * member, 24 to 48 with the bitmap.
  */
 final class LongSet {
   private final long[] table;
@@ -18,6 +20,11 @@ final class LongSet {
   private final boolean hasZero;
 
   LongSet(long[] members) {
+    this(members, 0);
+  }
+
+  /** A set for about {@code lookups} lookups (a bitmap is put in front when they are many). */
+  LongSet(long[] members, long lookups) {
     int b = 65 - Long.numberOfLeadingZeros(Math.max(4, members.length)); // >= 2 x members
     if (b > 30) {
       throw new CliException("more than 2^29 differing elements on one side");
@@ -26,15 +33,17 @@ final class LongSet {
     table = new long[1 << b];
     mask = (1 << b) - 1;
     filterBits = b + 5;
-    filter = new long[1 << (b - 1)];
+    filter = lookups >= 8L * members.length ? new long[1 << (b - 1)] : null;
     boolean zero = false;
     for (long x : members) {
       if (x == 0) {
         zero = true;
         continue;
       }
-      int h = hash(x, filterBits);
-      filter[h >>> 6] |= 1L << h;
+      if (filter != null) {
+        int h = hash(x, filterBits);
+        filter[h >>> 6] |= 1L << h;
+      }
       int i = hash(x, bits);
       while (table[i] != 0 && table[i] != x) {
         i = (i + 1) & mask;
@@ -53,7 +62,7 @@ final class LongSet {
       return hasZero;
     }
     int h = hash(x, filterBits);
-    if ((filter[h >>> 6] & (1L << h)) == 0) {
+    if (filter != null && (filter[h >>> 6] & (1L << h)) == 0) {
       return false;
     }
     int i = h >>> 5;

@@ -388,15 +388,15 @@ final class RecordTable {
    * hash-set lookup per record: O(n + d) time, O(d) memory, no index over all records.
    */
   KeyList keysOf(long[] sortedElements) {
-    KeyList.Builder b = new KeyList.Builder();
+    KeyList.Builder b = new KeyList.Builder(arena);
     if (sortedElements.length == 0) {
       return b.build();
     }
-    LongSet wanted = new LongSet(sortedElements);
+    LongSet wanted = new LongSet(sortedElements, n);
     int found = 0;
     for (int r = 0; r < n; r++) {
       if (wanted.contains(element[r]) && !isDropped(r)) {
-        b.add(arena.chunk(addr[r]), ByteArena.offset(addr[r]), keyLen[r]);
+        b.addInArena(addr[r], keyLen[r]);
         found++;
       }
     }
