@@ -47,7 +47,7 @@ public final class DiffBench {
 
   static final String BASELINE = "sort+comm";
   static final String LAUNCHER = "bin/reconcile";
-  static final String LAUNCHER_NO_CDS = "bin/reconcile, no CDS";
+  static final String LAUNCHER_NO_CDS = "bin/reconcile (no CDS)";
   static final String JAVA_JAR = "java -jar";
 
   /** One dataset to compare on. */
