@@ -91,8 +91,14 @@ final class FileSource implements RecordSource {
               || path.getFileName().toString().endsWith(".gz");
       long size = ch.size();
       if (gzip) {
+        // The gzip trailer's ISIZE (uncompressed size mod 2^32, of the last member) sizes the
+        // record arrays when it is plausible, between 1 and 64 times the compressed size (so a
+        // file that lies cannot make them much larger than its real text could); otherwise they
+        // grow as lines come.
+        long isize = size >= 18 ? trailerSize(ch, size) : -1;
+        boolean plausible = isize >= size && isize <= 64 * size;
         try (InputStream in = new GZIPInputStream(Channels.newInputStream(ch), 1 << 16)) {
-          read(in::read, size * 4, false, table, progress);
+          read(in::read, plausible ? isize : size * 4, plausible, table, progress);
         }
       } else {
         read((b, off, len) -> ch.read(ByteBuffer.wrap(b, off, len)), size, true, table, progress);
@@ -115,6 +121,15 @@ final class FileSource implements RecordSource {
     }
   }
 
+  /** The last four bytes of the file, little-endian, unsigned (a gzip trailer's ISIZE). */
+  private static long trailerSize(FileChannel ch, long size) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
+    while (b.hasRemaining() && ch.read(b, size - 4 + b.position()) > 0) {
+      // positional reads: the channel's position stays at 0
+    }
+    return b.hasRemaining() ? -1 : b.getInt(0) & 0xffff_ffffL;
+  }
+
   /** {@code read(byte[], int, int)} of an input stream or a channel: -1 at the end. */
   @FunctionalInterface
   private interface Input {
@@ -123,7 +138,8 @@ final class FileSource implements RecordSource {
 
   /**
    * Reads {@code in} to its end into blocks of the table's arena. {@code sizeHint} is the expected
-   * byte count ({@code exactSize}: the file's size, used to size the table's arrays).
+   * byte count ({@code exactSize}: the file's size, or a gzip file's own claim of it, used to size
+   * the table's arrays).
    */
   private void read(
       Input in, long sizeHint, boolean exactSize, RecordTable table, Progress progress)

@@ -161,6 +161,43 @@ class FileSourceTest {
     }
   }
 
+  /**
+   * A gzip file whose trailer claims a wrong uncompressed size (too small, too large, absurd) is
+   * read exactly as an honest one: the claim only sizes arrays, within bounds.
+   */
+  @Test
+  void gzipTrailerSizeIsOnlyAHint() throws IOException {
+    SplittableRandom r = new SplittableRandom(31);
+    byte[] in = randomInput(r, 3000, 40, true);
+    ByteArrayOutputStream z = new ByteArrayOutputStream();
+    try (OutputStream o = new GZIPOutputStream(z)) {
+      o.write(in);
+    }
+    byte[] gz = z.toByteArray();
+    List<byte[][]> want = oracle(in, false);
+    for (long claim : new long[] {in.length, 1, 64L * gz.length, 0xffff_ffffL}) {
+      byte[] lie = gz.clone();
+      for (int i = 0; i < 4; i++) {
+        lie[lie.length - 4 + i] = (byte) (claim >>> (8 * i));
+      }
+      Path f = dir.resolve("claim-" + claim + ".gz");
+      Files.write(f, lie);
+      if (claim != in.length) {
+        // GZIPInputStream checks ISIZE at the end: a wrong one is a corrupt file, reported.
+        assertThatThrownBy(() -> read(f, false, FileSource.READ, FileSource.BLOCK))
+            .isInstanceOf(CliException.class)
+            .hasMessageStartingWith("file:" + f + ": corrupt gzip input");
+        continue;
+      }
+      RecordTable t = read(f, false, FileSource.READ, FileSource.BLOCK);
+      assertThat(t.recordsRead()).isEqualTo(want.size());
+      for (int i = 0; i < want.size(); i++) {
+        assertThat(t.key(i)).isEqualTo(want.get(i)[0]);
+        assertThat(t.value(i)).isEqualTo(want.get(i)[1]);
+      }
+    }
+  }
+
   /** Lines far longer than a block, at the real sizes: 20 MiB, then short lines, then 9 MiB. */
   @Test
   void hugeLines() throws IOException {
