@@ -1,7 +1,9 @@
 package dev.reconcile.cli;
 
 import dev.reconcile.cli.bench.Bench;
+import dev.reconcile.cli.bench.DiffBench;
 import dev.reconcile.cli.bench.ProtocolBench;
+import dev.reconcile.cli.replay.ProcessCluster;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,19 +19,20 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code reconcile bench}: the end-to-end benchmark of the architecture's targets (protocol bytes
- * against a digest list and a Merkle tree, round latency vs n, repair stream rate). See
- * docs/benchmarks.md.
+ * against a digest list and a Merkle tree, round latency vs n, repair stream rate, the one-shot
+ * diff against sort + comm). See docs/benchmarks.md.
  */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
     description = {
       "Measures protocol bytes (in memory, real session, against a full digest list and a Merkle",
-      "tree), round latency and repair stream rate (two agents on loopback). Writes CSV files and",
-      "PNG plots into --out. See docs/benchmarks.md."
+      "tree), round latency and repair stream rate (two agents on loopback), and the one-shot",
+      "diff of two files against sort + comm (real processes). Writes CSV files and PNG plots",
+      "into --out. See docs/benchmarks.md."
     })
 final class BenchCommand implements Callable<Integer> {
-  private static final Set<String> EXPERIMENTS = Set.of("protocol", "latency", "stream");
+  private static final Set<String> EXPERIMENTS = Set.of("protocol", "latency", "stream", "diff");
 
   @Spec CommandSpec spec;
 
@@ -66,7 +69,9 @@ final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--experiments",
       split = ",",
-      description = "any of protocol, latency, stream (default: ${DEFAULT-VALUE})")
+      description =
+          "any of protocol, latency, stream, diff (default: ${DEFAULT-VALUE}; diff runs the shaded"
+              + " jar)")
   List<String> experiments = List.of("protocol", "latency", "stream");
 
   @Option(
@@ -136,6 +141,41 @@ final class BenchCommand implements Callable<Integer> {
       description = "trials per stream configuration (default: ${DEFAULT-VALUE})")
   int streamTrials = 3;
 
+  @Option(
+      names = "--diff-lines",
+      description = "diff: lines per side of the tsv dataset (default: ${DEFAULT-VALUE})")
+  long diffLines = 1_000_000;
+
+  @Option(
+      names = "--diff-pypi-lines",
+      description =
+          "diff: lines per side of the gzipped pypi-gz dataset (default: ${DEFAULT-VALUE})")
+  long diffPypiLines = 886_000;
+
+  @Option(
+      names = "--diff-datasets",
+      split = ",",
+      description = "diff: any of tsv, pypi-gz (default: ${DEFAULT-VALUE})")
+  List<String> diffDatasets = List.of("tsv", "pypi-gz");
+
+  @Option(
+      names = "--diff-fraction",
+      description = "diff: fraction of keys that differ (default: ${DEFAULT-VALUE})")
+  double diffFraction = 0.01;
+
+  @Option(
+      names = "--diff-trials",
+      description = "diff: timed runs of each command (default: ${DEFAULT-VALUE})")
+  int diffTrials = 5;
+
+  @Option(
+      names = "--diff-launcher",
+      paramLabel = "PATH",
+      description =
+          "diff: the launcher script to time beside java -jar (default: bin/reconcile of the"
+              + " jar's source tree, if there; 'none' to skip)")
+  String diffLauncher;
+
   @Override
   public Integer call() {
     return Commands.guarded(spec.commandLine().getErr(), this::run);
@@ -148,7 +188,7 @@ final class BenchCommand implements Callable<Integer> {
     for (String e : ex) {
       if (!EXPERIMENTS.contains(e)) {
         throw new CliException(
-            "bench: unknown experiment '" + e + "' (expected protocol, latency or stream)");
+            "bench: unknown experiment '" + e + "' (expected protocol, latency, stream or diff)");
       }
     }
     long[] n = positive("--n", ns);
@@ -173,6 +213,7 @@ final class BenchCommand implements Callable<Integer> {
       throw new CliException("bench: --n above 50 000 000 is not supported in memory");
     }
     Path work = this.work == null ? outDir.resolve("work") : this.work;
+    DiffBench.Config diff = ex.contains("diff") ? diffConfig(work) : null;
     if (Files.exists(work) && !isEmptyDir(work)) {
       throw new CliException(
           "bench: scratch folder " + work + " exists and is not empty (remove it or pass --work)");
@@ -191,7 +232,8 @@ final class BenchCommand implements Callable<Integer> {
             streamLargeValueBytes,
             streamTrials,
             outDir,
-            work);
+            work,
+            diff);
     long t0 = System.nanoTime();
     Bench.Result r;
     try {
@@ -211,6 +253,49 @@ final class BenchCommand implements Callable<Integer> {
     out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
     out.flush();
     return 0;
+  }
+
+  private DiffBench.Config diffConfig(Path work) {
+    if (diffTrials < 1 || diffLines < 1 || diffPypiLines < 1) {
+      throw new CliException("bench: --diff-trials and --diff-*lines must be >= 1");
+    }
+    if (!(diffFraction >= 0 && diffFraction <= 1)) {
+      throw new CliException("bench: --diff-fraction must be in [0, 1]");
+    }
+    List<DiffBench.Dataset> sets = new java.util.ArrayList<>();
+    for (String d : new LinkedHashSet<>(diffDatasets)) {
+      switch (d) {
+        case "tsv" -> sets.add(new DiffBench.Dataset("tsv", diffLines, false));
+        case "pypi-gz" -> sets.add(new DiffBench.Dataset("pypi-gz", diffPypiLines, true));
+        default ->
+            throw new CliException(
+                "bench: unknown diff dataset '" + d + "' (expected tsv or pypi-gz)");
+      }
+    }
+    Path jar = ProcessCluster.locateJar();
+    if (!Files.isRegularFile(jar)) {
+      throw new CliException(
+          "bench: the diff experiment runs the shaded jar, and there is none at "
+              + jar
+              + " (build it: ./mvnw -B -ntp -pl cli -am package -DskipTests)");
+    }
+    Path launcher = null;
+    if (diffLauncher == null) {
+      Path root = jar.toAbsolutePath().getParent();
+      for (int i = 0; i < 2 && root != null; i++) {
+        root = root.getParent();
+      }
+      Path l = root == null ? null : root.resolve("bin").resolve("reconcile");
+      if (l != null && Files.isExecutable(l)) {
+        launcher = l;
+      }
+    } else if (!diffLauncher.equals("none")) {
+      launcher = Path.of(diffLauncher);
+      if (!Files.isExecutable(launcher)) {
+        throw new CliException("bench: --diff-launcher " + launcher + " is not executable");
+      }
+    }
+    return new DiffBench.Config(sets, diffFraction, diffTrials, seed, jar, launcher, work, outDir);
   }
 
   private static long[] positive(String flag, List<Long> xs) {

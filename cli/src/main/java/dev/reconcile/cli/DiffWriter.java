@@ -62,7 +62,7 @@ abstract class DiffWriter {
     void entry(char kind, KeyList keys, int i) {
       sb.setLength(0);
       sb.append(kind).append(' ');
-      KeyEscaper.escape(keys.data(), keys.offset(i), keys.length(i), sb);
+      KeyEscaper.escape(keys.chunk(i), keys.offset(i), keys.length(i), sb);
       sb.append('\n');
       out.append(sb);
     }
@@ -102,7 +102,8 @@ abstract class DiffWriter {
         g.writeStartObject();
         g.writeStringField("side", side(kind));
         g.writeStringField(
-            "key", new String(keys.data(), keys.offset(i), keys.length(i), StandardCharsets.UTF_8));
+            "key",
+            new String(keys.chunk(i), keys.offset(i), keys.length(i), StandardCharsets.UTF_8));
         g.writeFieldName("key_b64");
         g.writeString(b64.encodeToString(keys.key(i)));
         g.writeEndObject();

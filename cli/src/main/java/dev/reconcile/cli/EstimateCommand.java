@@ -101,7 +101,10 @@ final class EstimateCommand implements Callable<Integer> {
     Plan plan;
     try (Side l = ls.open(input, progress, warn);
         Side r = rs.open(input, progress, warn)) {
-      plan = plan(l.sketches(params, estimators), r.sketches(params, estimators));
+      SideBySide<PartitionSketches, PartitionSketches> sk =
+          SideBySide.run(
+              () -> l.sketches(params, estimators), () -> r.sketches(params, estimators));
+      plan = plan(sk.left(), sk.right());
     }
     if (format == Format.json) {
       JsonGenerator g =

@@ -3,30 +3,33 @@ package dev.reconcile.cli;
 import java.util.Arrays;
 
 /**
- * A sorted list of keys (unsigned bytewise order) in one byte array with offset and length arrays:
- * the differing keys of one side, as produced by {@link Side#keysOf}.
+ * A sorted list of keys (unsigned bytewise order), as produced by {@link Side#keysOf}: the keys'
+ * addresses and lengths in a {@link ByteArena}, permuted into key order. The bytes are not copied
+ * when they are already in an arena (a side read into a {@link RecordTable}): a differing key costs
+ * 12 bytes here, whatever its length.
  */
 final class KeyList {
-  private final byte[] data;
-  private final int[] off;
+  private final ByteArena arena;
+  private final long[] addr;
   private final int[] len;
 
-  private KeyList(byte[] data, int[] off, int[] len) {
-    this.data = data;
-    this.off = off;
+  private KeyList(ByteArena arena, long[] addr, int[] len) {
+    this.arena = arena;
+    this.addr = addr;
     this.len = len;
   }
 
   int size() {
-    return off.length;
+    return addr.length;
   }
 
-  byte[] data() {
-    return data;
+  /** The array that holds key {@code i}, from {@link #offset(int)} on. */
+  byte[] chunk(int i) {
+    return arena.chunk(addr[i]);
   }
 
   int offset(int i) {
-    return off[i];
+    return ByteArena.offset(addr[i]);
   }
 
   int length(int i) {
@@ -34,48 +37,55 @@ final class KeyList {
   }
 
   byte[] key(int i) {
-    return Arrays.copyOfRange(data, off[i], off[i] + len[i]);
+    return Arrays.copyOfRange(chunk(i), offset(i), offset(i) + len[i]);
   }
 
   /** Unsigned bytewise comparison of key {@code i} here with key {@code j} of {@code o}. */
   int compare(int i, KeyList o, int j) {
     return Arrays.compareUnsigned(
-        data, off[i], off[i] + len[i], o.data, o.off[j], o.off[j] + o.len[j]);
+        chunk(i), offset(i), offset(i) + len[i], o.chunk(j), o.offset(j), o.offset(j) + o.len[j]);
   }
 
   /** Collects keys, then sorts them. */
   static final class Builder {
-    private byte[] data = new byte[256];
-    private int size;
-    private int[] off = new int[16];
+    private static final byte[] EMPTY = new byte[0];
+    private final ByteArena arena;
+    private long[] addr = new long[16];
     private int[] len = new int[16];
     private int n;
 
+    /** Keys added by {@link #add} are copied into an arena of the builder's own. */
+    Builder() {
+      this(new ByteArena());
+    }
+
+    /** Keys added by {@link #addInArena} lie in {@code arena}. */
+    Builder(ByteArena arena) {
+      this.arena = arena;
+    }
+
+    /** Adds a copy of {@code b[o, o+l)}. */
     Builder add(byte[] b, int o, int l) {
-      if (n == off.length) {
-        off = Arrays.copyOf(off, n * 2);
+      return addInArena(arena.appendRecord(b, o, l, EMPTY, 0, 0), l);
+    }
+
+    /** Adds the key of {@code l} bytes at address {@code a} of the builder's arena. */
+    Builder addInArena(long a, int l) {
+      if (n == addr.length) {
+        addr = Arrays.copyOf(addr, n * 2);
         len = Arrays.copyOf(len, n * 2);
       }
-      if (data.length - size < l) {
-        long cap = Math.max((long) data.length * 2, (long) size + l);
-        if (cap > Integer.MAX_VALUE - 16) {
-          throw new CliException("differing keys exceed 2 GiB");
-        }
-        data = Arrays.copyOf(data, (int) cap);
-      }
-      System.arraycopy(b, o, data, size, l);
-      off[n] = size;
+      addr[n] = a;
       len[n] = l;
-      size += l;
       n++;
       return this;
     }
 
     /**
-     * Sorts the keys (unsigned bytewise) and lays them out in that order. Sorting is MSD by 8-byte
-     * chunks: the big-endian chunk at depth 0 of every key is sorted as a primitive {@code long}
-     * with the key index alongside; each run of equal chunks is ordered by the bytes left (a key
-     * that ends inside the chunk sorts before a longer one), and the keys with more bytes are
+     * Sorts the keys (unsigned bytewise) and lists their addresses in that order. Sorting is MSD by
+     * 8-byte chunks: the big-endian chunk at depth 0 of every key is sorted as a primitive {@code
+     * long} with the key index alongside; each run of equal chunks is ordered by the bytes left (a
+     * key that ends inside the chunk sorts before a longer one), and the keys with more bytes are
      * sorted again at depth 8, and so on. Each level reads a key once, so the sort runs on
      * cache-friendly {@code long[]} instead of comparing scattered keys.
      */
@@ -85,18 +95,13 @@ final class KeyList {
         perm[i] = i;
       }
       sort(perm, new long[n], 0, n, 0);
-      byte[] sorted = new byte[size];
-      int[] so = new int[n];
+      long[] sa = new long[n];
       int[] sl = new int[n];
-      int pos = 0;
       for (int i = 0; i < n; i++) {
-        int k = perm[i];
-        System.arraycopy(data, off[k], sorted, pos, len[k]);
-        so[i] = pos;
-        sl[i] = len[k];
-        pos += len[k];
+        sa[i] = addr[perm[i]];
+        sl[i] = len[perm[i]];
       }
-      return new KeyList(sorted, so, sl);
+      return new KeyList(arena, sa, sl);
     }
 
     /** Sorts {@code perm[from, to)}, whose keys agree on their first {@code depth} bytes. */
@@ -147,7 +152,8 @@ final class KeyList {
 
     /** Bytes {@code [depth, depth+8)} of key {@code k}, big-endian, zero-padded. */
     private long chunk(int k, int depth) {
-      int o = off[k] + depth;
+      byte[] data = arena.chunk(addr[k]);
+      int o = ByteArena.offset(addr[k]) + depth;
       int n = Math.min(8, len[k] - depth);
       long x = 0;
       for (int i = 0; i < 8; i++) {

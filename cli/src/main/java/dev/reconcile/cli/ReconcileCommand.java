@@ -6,6 +6,7 @@ import java.io.FileOutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import picocli.CommandLine;
@@ -15,8 +16,9 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code reconcile} command. Each subcommand is one class listed in {@code subcommands}; a new
- * one ({@code agent}, {@code repair}, ...) is added by writing its class and listing it here.
+ * The {@code reconcile} command. Each subcommand is one class listed in {@code subcommands} (and in
+ * {@link #SUBCOMMANDS}); a new one ({@code agent}, {@code repair}, ...) is added by writing its
+ * class and listing it in both.
  *
  * <p>Exit status follows diff(1): 0 same, 1 different, 2 trouble. Errors are one line on stderr,
  * {@code reconcile: WHAT: PROBLEM}.
@@ -38,6 +40,19 @@ import picocli.CommandLine.Spec;
       CommandLine.HelpCommand.class
     })
 public final class ReconcileCommand implements Callable<Integer> {
+  /** The subcommands of the annotation, in its order. */
+  static final List<Class<?>> SUBCOMMANDS =
+      List.of(
+          AgentCommand.class,
+          DemoCommand.class,
+          DiffCommand.class,
+          EstimateCommand.class,
+          ReplayCommand.class,
+          BenchCommand.class,
+          RepairCommand.class,
+          StatusCommand.class,
+          CommandLine.HelpCommand.class);
+
   /** Exit status: the inputs are the same. */
   static final int SAME = 0;
 
@@ -79,8 +94,47 @@ public final class ReconcileCommand implements Callable<Integer> {
    * without any argument when it needs some prints that line and then its usage (on stderr).
    */
   public static CommandLine commandLine(ReconcileCommand command) {
-    CommandLine cl = new CommandLine(command);
-    AgentCommand.addConfigOptions(cl.getSubcommands().get("agent").getCommandSpec());
+    return handled(withAgentOptions(new CommandLine(command)));
+  }
+
+  /**
+   * {@link #commandLine(ReconcileCommand)} for the arguments {@code args}: when the first one names
+   * a subcommand, the root command is built without reading its annotation and only that subcommand
+   * is registered. Picocli otherwise builds the model of every subcommand by reflection when the
+   * command line is made, which costs a one-shot {@code diff} a noticeable part of its start-up;
+   * help, version and unknown subcommands still see them all.
+   */
+  static CommandLine commandLine(ReconcileCommand command, String[] args) {
+    if (args.length > 0) {
+      for (Class<?> c : SUBCOMMANDS) {
+        Command a = c.getAnnotation(Command.class);
+        if (a != null && a.name().equals(args[0]) && c != CommandLine.HelpCommand.class) {
+          Command root = ReconcileCommand.class.getAnnotation(Command.class);
+          CommandSpec spec =
+              CommandSpec.wrapWithoutInspection(command)
+                  .name(root.name())
+                  .version(root.version())
+                  .mixinStandardHelpOptions(true);
+          spec.usageMessage().description(root.description());
+          CommandLine cl = new CommandLine(spec);
+          cl.addSubcommand(c);
+          return handled(withAgentOptions(cl));
+        }
+      }
+    }
+    return commandLine(command);
+  }
+
+  /** Every agent config key is also a flag of {@code reconcile agent}. */
+  private static CommandLine withAgentOptions(CommandLine cl) {
+    CommandLine agent = cl.getSubcommands().get("agent");
+    if (agent != null) {
+      AgentCommand.addConfigOptions(agent.getCommandSpec());
+    }
+    return cl;
+  }
+
+  private static CommandLine handled(CommandLine cl) {
     cl.setParameterExceptionHandler(
         (ex, args) -> {
           CommandLine c = ex.getCommandLine();
@@ -105,7 +159,7 @@ public final class ReconcileCommand implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
-    CommandLine cl = commandLine(new ReconcileCommand());
+    CommandLine cl = commandLine(new ReconcileCommand(), args);
     PrintWriter out =
         new PrintWriter(
             new OutputStreamWriter(

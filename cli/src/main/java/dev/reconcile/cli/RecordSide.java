@@ -31,7 +31,7 @@ final class RecordSide implements Side {
     try {
       source.readInto(table, progress);
     } finally {
-      progress.clear();
+      progress.finished(label);
     }
     table.dedupe(label, warn);
     return table.sketches(params, estimators);

@@ -20,13 +20,15 @@ class LongSetTest {
       members[i] = i % 17 == 0 ? i / 17 : r.nextLong(); // small values and 0 too
       ref.add(members[i]);
     }
-    LongSet s = new LongSet(members);
-    for (long x : members) {
-      assertThat(s.contains(x)).as("seed %d member %d", seed, x).isTrue();
-    }
-    for (int i = 0; i < 100_000; i++) {
-      long x = i % 3 == 0 ? i : r.nextLong();
-      assertThat(s.contains(x)).as("seed %d probe %d", seed, x).isEqualTo(ref.contains(x));
+    // Without the bitmap (few lookups expected) and with it (many).
+    for (LongSet s : new LongSet[] {new LongSet(members), new LongSet(members, 1L << 40)}) {
+      for (long x : members) {
+        assertThat(s.contains(x)).as("seed %d member %d", seed, x).isTrue();
+      }
+      for (int i = 0; i < 100_000; i++) {
+        long x = i % 3 == 0 ? i : r.nextLong();
+        assertThat(s.contains(x)).as("seed %d probe %d", seed, x).isEqualTo(ref.contains(x));
+      }
     }
   }
 }

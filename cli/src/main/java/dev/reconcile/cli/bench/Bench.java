@@ -11,13 +11,13 @@ import java.util.function.Consumer;
 /**
  * The end-to-end benchmark of docs/benchmarks.md behind {@code reconcile bench}: protocol bytes in
  * memory against two baselines ({@link ProtocolBench}), then round latency and repair stream rate
- * between two real agents on loopback ({@link AgentBench}). CSV files and PNG plots go to one
- * folder.
+ * between two real agents on loopback ({@link AgentBench}), and the one-shot diff of two files
+ * against sort + comm ({@link DiffBench}). CSV files and PNG plots go to one folder.
  */
 public final class Bench {
   private Bench() {}
 
-  /** Which experiments to run ("protocol", "latency", "stream") and their sizes. */
+  /** Which experiments to run ("protocol", "latency", "stream", "diff") and their sizes. */
   public record Config(
       Set<String> experiments,
       ProtocolBench.Config protocol,
@@ -31,13 +31,15 @@ public final class Bench {
       int streamLargeValueBytes,
       int streamTrials,
       Path out,
-      Path work) {}
+      Path work,
+      DiffBench.Config diff) {}
 
   /** Everything measured, for the caller's summary. */
   public record Result(
       List<ProtocolBench.Summary> protocol,
       List<AgentBench.Latency> latency,
       List<AgentBench.StreamRate> stream,
+      List<DiffBench.Summary> diff,
       List<Path> files) {}
 
   public static Result run(Config c, Consumer<String> log) throws Exception {
@@ -107,7 +109,16 @@ public final class Bench {
       files.add(c.out().resolve("stream-trials.csv"));
       files.add(c.out().resolve("stream-summary.csv"));
     }
-    return new Result(protocol, latency, stream, files);
+    List<DiffBench.Summary> diff = List.of();
+    if (c.experiments().contains("diff")) {
+      diff = DiffBench.run(c.diff(), log);
+      files.add(c.out().resolve("diff-trials.csv"));
+      files.add(c.out().resolve("diff-summary.csv"));
+      Path f = c.out().resolve("diff-vs-sort.png");
+      Plots.diff(diff, f);
+      files.add(f);
+    }
+    return new Result(protocol, latency, stream, diff, files);
   }
 
   /** A plain-text summary of the medians, for the terminal. */
@@ -176,6 +187,24 @@ public final class Bench {
               s.valueBytes(),
               s.recordsPerSecondMedian(),
               s.megabytesPerSecondMedian()));
+    }
+    for (DiffBench.Summary s : r.diff()) {
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "diff %s (%d lines, %d differing keys): %-13s median %6.0f ms, %.2f x sort+comm,"
+                  + " %d/%d correct%s%n",
+              s.dataset(),
+              s.lines(),
+              s.differences(),
+              s.command(),
+              s.wallMillisMedian(),
+              s.ratio(),
+              s.correctRuns(),
+              s.trials(),
+              Double.isNaN(s.maxRssMegabytesMedian())
+                  ? ""
+                  : String.format(Locale.ROOT, ", max RSS %.0f MB", s.maxRssMegabytesMedian())));
     }
     for (Path f : r.files()) {
       b.append("wrote ").append(f).append(System.lineSeparator());

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.BitmapEncoder.BitmapFormat;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
@@ -117,6 +119,51 @@ final class Plots {
       t.setMarker(SeriesMarkers.NONE);
     }
     save(c, file);
+  }
+
+  /**
+   * Median wall time of each command per dataset (bars), the ratio to sort + comm in the legend of
+   * each reconcile command.
+   */
+  static void diff(List<DiffBench.Summary> all, Path file) {
+    CategoryChart c =
+        new CategoryChartBuilder()
+            .width(900)
+            .height(640)
+            .title("One-shot diff of two files: median wall time (real processes)")
+            .xAxisTitle("dataset (lines per side)")
+            .yAxisTitle("seconds")
+            .build();
+    c.getStyler().setLegendPosition(LegendPosition.OutsideS);
+    List<String> datasets =
+        all.stream()
+            .map(s -> s.dataset() + " (" + String.format("%,d", s.lines()) + ")")
+            .distinct()
+            .toList();
+    for (String command : all.stream().map(DiffBench.Summary::command).distinct().toList()) {
+      List<Double> ys = new java.util.ArrayList<>();
+      StringBuilder name = new StringBuilder(command);
+      for (String d : datasets) {
+        DiffBench.Summary s =
+            all.stream()
+                .filter(
+                    x ->
+                        x.command().equals(command)
+                            && d.equals(x.dataset() + " (" + String.format("%,d", x.lines()) + ")"))
+                .findFirst()
+                .orElse(null);
+        ys.add(s == null ? 0.0 : s.wallMillisMedian() / 1000);
+        if (s != null && !command.equals(DiffBench.BASELINE)) {
+          name.append(String.format(java.util.Locale.ROOT, ", %.2f x", s.ratio()));
+        }
+      }
+      c.addSeries(name.toString(), datasets, ys);
+    }
+    try {
+      BitmapEncoder.saveBitmap(c, file.toString().replaceAll("\\.png$", ""), BitmapFormat.PNG);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+    }
   }
 
   private static void addFlat(
