@@ -43,7 +43,8 @@ public record AgentConfig(
     Duration sessionTimeout,
     Security security,
     Duration clockOffset,
-    double estimatorScale) {
+    double estimatorScale,
+    Cluster cluster) {
 
   /** TLS and authentication settings (see docs/security.md). */
   public record Security(
@@ -59,6 +60,22 @@ public record AgentConfig(
       Duration maxClockSkew) {
     public boolean peerTls() {
       return tlsCert != null;
+    }
+  }
+
+  /**
+   * Cluster mode (docs/operations.md, "Cluster mode"): membership from Vert.x's Hazelcast cluster
+   * manager, peers chosen from it. Off when {@code listen} is null.
+   */
+  public record Cluster(
+      HostPort listen,
+      List<HostPort> seeds,
+      String name,
+      int fanout,
+      Duration gossipInterval,
+      Duration failureTimeout) {
+    public boolean enabled() {
+      return listen != null;
     }
   }
 
@@ -98,6 +115,12 @@ public record AgentConfig(
     d.put("max-sessions-per-peer", "1");
     d.put("max-session-bytes", "16GiB");
     d.put("max-clock-skew", "1h");
+    d.put("cluster-listen", "");
+    d.put("cluster-seeds", "");
+    d.put("cluster-name", "");
+    d.put("cluster-fanout", "2");
+    d.put("cluster-gossip-interval", "5m");
+    d.put("cluster-failure-timeout", "10s");
     // Testing knobs (docs/replay.md): skew this replica's HLC physical clock; scale its estimates.
     d.put("clock-offset", "0");
     d.put("estimator-scale", "1");
@@ -232,7 +255,8 @@ public record AgentConfig(
             r.duration("session-timeout"),
             sec,
             r.signedDuration("clock-offset"),
-            r.dbl("estimator-scale"));
+            r.dbl("estimator-scale"),
+            cluster(r, cluster));
     if (!(c.estimatorScale() > 0 && c.estimatorScale() <= 1000)) {
       throw new ConfigException("estimator-scale " + c.estimatorScale() + " outside (0, 1000]");
     }
@@ -255,6 +279,48 @@ public record AgentConfig(
               + " or set allow-plaintext: true to accept unauthenticated plaintext peers");
     }
     return c;
+  }
+
+  private static Cluster cluster(Reader r, String clusterId) {
+    String listen = r.str("cluster-listen");
+    List<HostPort> seeds = new ArrayList<>();
+    for (String p : r.str("cluster-seeds").split(",")) {
+      if (!p.isBlank()) {
+        seeds.add(r.hostPort("cluster-seeds", p));
+      }
+    }
+    String name = r.str("cluster-name");
+    int fanout = r.integer("cluster-fanout", 1, 16);
+    Duration gossip = r.duration("cluster-gossip-interval");
+    Duration failure = r.duration("cluster-failure-timeout");
+    if (listen.isEmpty()) {
+      if (!seeds.isEmpty() || !name.isEmpty()) {
+        throw new ConfigException(
+            "cluster-seeds and cluster-name need cluster-listen (the cluster manager's address)");
+      }
+      return new Cluster(null, List.of(), clusterId, fanout, gossip, failure);
+    }
+    HostPort hp = r.hostPort("cluster-listen", listen);
+    if (hp.port() == 0) {
+      throw new ConfigException(
+          "cluster-listen " + hp + ": give a fixed port (members find each other by it)");
+    }
+    for (HostPort s : seeds) {
+      if (s.port() == 0) {
+        throw new ConfigException("cluster-seeds " + s + ": port 0 is not an address to join");
+      }
+    }
+    if (failure.compareTo(Duration.ofSeconds(2)) < 0
+        || failure.compareTo(Duration.ofHours(1)) > 0) {
+      throw new ConfigException(
+          "cluster-failure-timeout " + Durations.format(failure) + " outside [2s, 1h]");
+    }
+    if (!name.isEmpty() && !name.matches("[A-Za-z0-9._-]{1,64}")) {
+      throw new ConfigException(
+          "cluster-name '" + name + "' must be 1-64 characters of A-Z a-z 0-9 . _ -");
+    }
+    return new Cluster(
+        hp, List.copyOf(seeds), name.isEmpty() ? clusterId : name, fanout, gossip, failure);
   }
 
   /** Largest IBLT wire size this configuration may send or accept. */
