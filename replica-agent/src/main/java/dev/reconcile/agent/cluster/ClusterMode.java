@@ -153,6 +153,11 @@ public final class ClusterMode {
     return new HostPort(h, port);
   }
 
+  /** Publishes this agent's entry now (tests; the timer publishes once per interval). */
+  Future<Void> publishNow() {
+    return publish();
+  }
+
   private Future<Void> publish() {
     if (closed) {
       return Future.succeededFuture();
