@@ -62,6 +62,24 @@ final class AgentCommand implements Callable<Integer> {
       description = "between background rounds; 0 = on demand only")
   String repairInterval;
 
+  @Option(
+      names = "--cluster-listen",
+      paramLabel = "HOST:PORT",
+      description = "cluster mode: the cluster manager's member address (docs/operations.md)")
+  String clusterListen;
+
+  @Option(
+      names = "--cluster-seeds",
+      paramLabel = "HOST:PORT[,HOST:PORT...]",
+      description = "cluster mode: members to join (their cluster-listen addresses)")
+  String clusterSeeds;
+
+  @Option(
+      names = "--cluster-name",
+      paramLabel = "NAME",
+      description = "cluster mode: the cluster manager's cluster name (default: the cluster id)")
+  String clusterName;
+
   @Option(names = "--set", paramLabel = "KEY=VALUE", description = "any other config key")
   List<String> sets = List.of();
 
@@ -86,6 +104,9 @@ final class AgentCommand implements Callable<Integer> {
     put(o, "http-listen", httpListen);
     put(o, "peers", peers);
     put(o, "repair-interval", repairInterval);
+    put(o, "cluster-listen", clusterListen);
+    put(o, "cluster-seeds", clusterSeeds);
+    put(o, "cluster-name", clusterName);
     AgentConfig c;
     try {
       c = AgentConfig.load(config, o);
