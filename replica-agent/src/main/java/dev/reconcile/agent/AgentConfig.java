@@ -270,6 +270,17 @@ public record AgentConfig(
     if (c.hashSeed().isEmpty()) {
       throw new ConfigException("hash-seed must not be empty");
     }
+    if (c.cluster().enabled()
+        && !c.cluster().listen().isLoopback()
+        && !sec.peerTls()
+        && !sec.allowPlaintext()) {
+      throw new ConfigException(
+          "cluster-listen "
+              + c.cluster().listen()
+              + " is not a loopback address: the cluster manager authenticates no one, so the"
+              + " peer addresses members publish are only hints; configure tls-cert, tls-key and"
+              + " tls-ca so that every round authenticates its peer, or set allow-plaintext: true");
+    }
     boolean exposed = !c.peerListen().isLoopback();
     if (exposed && !sec.peerTls() && !sec.allowPlaintext()) {
       throw new ConfigException(

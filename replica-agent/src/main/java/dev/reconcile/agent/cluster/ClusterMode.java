@@ -15,9 +15,12 @@ import io.vertx.core.spi.cluster.NodeListener;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -42,6 +45,7 @@ public final class ClusterMode {
   private final Vertx vertx;
   private final PeerChoice choice;
   private final MemberTable table = new MemberTable();
+  private final Map<String, MemberInfo> known = new ConcurrentHashMap<>();
   private final SplittableRandom random = new SplittableRandom(new SecureRandom().nextLong());
   private final long intervalMillis;
   private final long publishMillis;
@@ -212,7 +216,7 @@ public final class ClusterMode {
     }
     return vertx
         .executeBlocking(this::ownDigest, false)
-        .compose(own -> membership.read().map(entries -> choose(own, entries)))
+        .compose(own -> membership.read().map(entries -> choose(own, remembered(entries))))
         .compose(
             plan -> {
               List<Future<Void>> rounds = new ArrayList<>();
@@ -295,7 +299,23 @@ public final class ClusterMode {
   public Future<JsonObject> view(int rounds) {
     return vertx
         .executeBlocking(this::ownDigest, false)
-        .compose(own -> membership.read().map(entries -> render(own, entries, rounds)));
+        .compose(own -> membership.read().map(entries -> render(own, remembered(entries), rounds)));
+  }
+
+  /**
+   * The entries just read, plus the last valid entry of every live member whose entry is now
+   * missing or malformed (whoever can reach the cluster manager can delete or spoil entries; the
+   * last good one keeps that member a candidate while the cluster manager lists it).
+   */
+  private Map<String, MemberInfo> remembered(Map<String, MemberInfo> read) {
+    Set<String> live = new HashSet<>(membership.members());
+    known.keySet().retainAll(live);
+    known.putAll(read);
+    Map<String, MemberInfo> out = new LinkedHashMap<>(read);
+    for (Map.Entry<String, MemberInfo> e : known.entrySet()) {
+      out.putIfAbsent(e.getKey(), e.getValue());
+    }
+    return out;
   }
 
   private JsonObject render(PartitionDigest own, Map<String, MemberInfo> entries, int rounds) {

@@ -19,17 +19,18 @@ import java.util.random.RandomGenerator;
  *       (never attempted before all others; ties in random order), so that every differing member
  *       is tried within {@code ceil(D / fanout)} intervals and an unreachable one cannot keep the
  *       others waiting.
- *   <li><b>Then gossip.</b> If a slot is left and no gossip round was started for {@code
- *       gossipIntervalMillis}, one more candidate among those that look equal: again the one
- *       attempted longest ago, ties random. Digests are hints (stale, 32-bit, and published by
- *       anyone who can join the cluster manager), so this bounds how long any pair can go without a
- *       round: at most {@code N - 1} gossip intervals from each side.
+ *   <li><b>Then gossip.</b> When no gossip round was started for {@code gossipIntervalMillis}, one
+ *       more candidate among those not chosen yet: again the one attempted longest ago, ties
+ *       random. This slot is not taken from the fanout, so members that look different (or only
+ *       claim to) cannot crowd it out. Digests are hints (stale, 32-bit, and published by anyone
+ *       who can join the cluster manager), so this bounds how long any pair can go without a round,
+ *       whatever is published: at most {@code N - 1} gossip intervals from each side.
  * </ol>
  *
  * <p>Consequences (measured by the gossip simulation, docs/benchmarks.md): a write is pulled and
  * pushed along differing pairs, so it reaches all N replicas in O(log N) intervals; an agent starts
- * at most {@code fanout} rounds per interval whatever N is; identical replicas start none except
- * the one gossip round per gossip interval.
+ * at most {@code fanout} rounds per interval whatever N is, plus one per gossip interval; identical
+ * replicas start none but that one.
  */
 public final class PeerChoice {
   /** Why a member was chosen. */
@@ -70,8 +71,7 @@ public final class PeerChoice {
 
   /**
    * @param fanout rounds per interval, at least 1
-   * @param gossipIntervalMillis at least this long between gossip rounds (0: whenever a slot is
-   *     free)
+   * @param gossipIntervalMillis at least this long between gossip rounds (0: one every interval)
    */
   public PeerChoice(int fanout, long gossipIntervalMillis) {
     if (fanout < 1) {
@@ -122,20 +122,18 @@ public final class PeerChoice {
     }
     shuffled.sort(Comparator.comparingLong(Candidate::lastAttemptMillis)); // stable: ties random
     List<Pick> picks = new ArrayList<>();
-    List<Candidate> equal = new ArrayList<>();
+    List<Candidate> rest = new ArrayList<>();
     for (Candidate c : shuffled) {
-      if (looksDifferent(own, c)) {
-        if (picks.size() < fanout) {
-          picks.add(new Pick(c.id(), Reason.DIFFERS));
-        }
+      if (picks.size() < fanout && looksDifferent(own, c)) {
+        picks.add(new Pick(c.id(), Reason.DIFFERS));
       } else {
-        equal.add(c);
+        rest.add(c);
       }
     }
     boolean gossipDue =
         lastGossipMillis <= 0 || nowMillis - lastGossipMillis >= gossipIntervalMillis;
-    if (picks.size() < fanout && gossipDue && !equal.isEmpty()) {
-      picks.add(new Pick(equal.get(0).id(), Reason.GOSSIP));
+    if (gossipDue && !rest.isEmpty()) {
+      picks.add(new Pick(rest.get(0).id(), Reason.GOSSIP));
     }
     return picks;
   }

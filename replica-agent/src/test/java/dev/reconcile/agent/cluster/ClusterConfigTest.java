@@ -64,6 +64,18 @@ class ClusterConfigTest {
         "cluster-name 'has space'");
   }
 
+  /** Off loopback, members' addresses come from an unauthenticated engine: rounds need mTLS. */
+  @Test
+  void nonLoopbackClusterAddressNeedsPeerTlsOrAnExplicitPlaintextFlag() {
+    assertBad(
+        Map.of("cluster-listen", "10.0.0.5:5701"),
+        "cluster-listen 10.0.0.5:5701 is not a loopback address");
+    Map<String, String> m = min();
+    m.put("cluster-listen", "10.0.0.5:5701");
+    m.put("allow-plaintext", "true");
+    assertThat(AgentConfig.fromMap(m).cluster().enabled()).isTrue();
+  }
+
   static void assertBad(Map<String, String> extra, String message) {
     Map<String, String> m = min();
     m.putAll(extra);

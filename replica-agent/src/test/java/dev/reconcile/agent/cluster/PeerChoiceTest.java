@@ -46,11 +46,16 @@ class PeerChoiceTest {
 
   @Test
   void differingMembersComeFirstAndFillTheFanout() {
-    PeerChoice c = new PeerChoice(2, 0);
+    PeerChoice c = new PeerChoice(2, 500);
     List<Candidate> cs = fresh(A, B, A, C, A);
-    List<Pick> picks = c.choose(A, cs, 1000, 0, new SplittableRandom(7));
+    List<Pick> picks = c.choose(A, cs, 1000, 900, new SplittableRandom(7));
     assertThat(picks).extracting(Pick::id).containsExactlyInAnyOrder("m1", "m3");
     assertThat(picks).extracting(Pick::reason).containsOnly(Reason.DIFFERS);
+    // Gossip due: one more, beyond the fanout, among the others.
+    List<Pick> due = c.choose(A, cs, 1000, 400, new SplittableRandom(7));
+    assertThat(due).hasSize(3);
+    assertThat(due.get(2).reason()).isEqualTo(Reason.GOSSIP);
+    assertThat(due.get(2).id()).isIn("m0", "m2", "m4");
     // One differing: it, then one gossip peer among the equal ones.
     List<Pick> one = c.choose(A, fresh(A, B, A), 1000, 0, new SplittableRandom(7));
     assertThat(one).hasSize(2);
@@ -61,7 +66,7 @@ class PeerChoiceTest {
 
   @Test
   void theMemberAttemptedLongestAgoGoesFirst() {
-    PeerChoice c = new PeerChoice(1, 0);
+    PeerChoice c = new PeerChoice(1, 60_000);
     List<Candidate> cs =
         List.of(
             new Candidate("recent", B, 5, 900, -1, null),
@@ -94,7 +99,7 @@ class PeerChoiceTest {
       SplittableRandom r = new SplittableRandom(seed);
       int d = 7;
       int fanout = 2;
-      PeerChoice c = new PeerChoice(fanout, 0);
+      PeerChoice c = new PeerChoice(fanout, 1_000_000);
       Map<String, Long> lastAttempt = new HashMap<>();
       Map<String, Long> lastPicked = new HashMap<>();
       for (long tick = 1; tick <= 200; tick++) {
@@ -143,6 +148,42 @@ class PeerChoiceTest {
     assertThat(order).hasSize(200);
     for (int i = 0; i + 5 <= order.size(); i += 5) {
       assertThat(order.subList(i, i + 5)).containsExactlyInAnyOrder("m0", "m1", "m2", "m3", "m4");
+    }
+  }
+
+  /**
+   * A member that looks equal (a rogue may claim so) while others claim to differ still gets a
+   * gossip round within N - 1 gossip intervals: the gossip slot is not taken from the fanout.
+   */
+  @Test
+  void liarsCannotCrowdOutGossip() {
+    for (long seed = 1; seed <= 20; seed++) {
+      SplittableRandom r = new SplittableRandom(seed);
+      PeerChoice c = new PeerChoice(2, 10);
+      Map<String, Long> lastAttempt = new HashMap<>();
+      long lastGossip = 0;
+      long firstRoundWithReal = -1;
+      for (long now = 10; now <= 1000 && firstRoundWithReal < 0; now += 10) {
+        List<Candidate> cs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) { // six members that claim to differ (fakes)
+          cs.add(
+              new Candidate("fake" + i, B, 1, lastAttempt.getOrDefault("fake" + i, 0L), -1, null));
+        }
+        cs.add(new Candidate("real", A, 1, lastAttempt.getOrDefault("real", 0L), -1, null));
+        List<Pick> picks = c.choose(A, cs, now, lastGossip, r);
+        assertThat(picks.size()).isLessThanOrEqualTo(3);
+        for (Pick p : picks) {
+          lastAttempt.put(p.id(), now);
+          if (p.reason() == Reason.GOSSIP) {
+            lastGossip = now;
+          }
+          if (p.id().equals("real")) {
+            firstRoundWithReal = now;
+          }
+        }
+      }
+      // N - 1 = 6 gossip intervals of 10 ms (the first at the first tick).
+      assertThat(firstRoundWithReal).as("seed %d", seed).isBetween(10L, 60L);
     }
   }
 
