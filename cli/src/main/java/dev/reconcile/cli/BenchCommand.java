@@ -1,6 +1,7 @@
 package dev.reconcile.cli;
 
 import dev.reconcile.cli.bench.Bench;
+import dev.reconcile.cli.bench.GossipSimulation;
 import dev.reconcile.cli.bench.ProtocolBench;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -28,7 +29,7 @@ import picocli.CommandLine.Spec;
       "PNG plots into --out. See docs/benchmarks.md."
     })
 final class BenchCommand implements Callable<Integer> {
-  private static final Set<String> EXPERIMENTS = Set.of("protocol", "latency", "stream");
+  private static final Set<String> EXPERIMENTS = Set.of("protocol", "latency", "stream", "gossip");
 
   @Spec CommandSpec spec;
 
@@ -65,8 +66,56 @@ final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--experiments",
       split = ",",
-      description = "any of protocol, latency, stream (default: ${DEFAULT-VALUE})")
+      description =
+          "any of protocol, latency, stream, gossip (the cluster-mode simulation; not in the"
+              + " default) (default: ${DEFAULT-VALUE})")
   List<String> experiments = List.of("protocol", "latency", "stream");
+
+  @Option(
+      names = "--gossip-n",
+      split = ",",
+      paramLabel = "N",
+      description = "gossip simulation: replicas (default: ${DEFAULT-VALUE})")
+  List<Integer> gossipNs = List.of(10, 100, 1000);
+
+  @Option(
+      names = "--gossip-write-intervals",
+      description = "gossip simulation: intervals with writes (default: ${DEFAULT-VALUE})")
+  int gossipWriteIntervals = 20;
+
+  @Option(
+      names = "--gossip-writes",
+      description =
+          "gossip simulation: writes per interval, at random replicas (default: ${DEFAULT-VALUE})")
+  double gossipWrites = 2;
+
+  @Option(
+      names = "--gossip-loss",
+      description = "gossip simulation: fraction of rounds lost (default: ${DEFAULT-VALUE})")
+  double gossipLoss = 0.05;
+
+  @Option(
+      names = "--gossip-fanout",
+      description = "gossip simulation: cluster-fanout (default: ${DEFAULT-VALUE})")
+  int gossipFanout = 2;
+
+  @Option(
+      names = "--gossip-every",
+      description =
+          "gossip simulation: intervals per gossip interval (default: ${DEFAULT-VALUE}, 5m / 30s)")
+  int gossipEvery = 10;
+
+  @Option(
+      names = "--gossip-max-sessions",
+      description = "gossip simulation: max-sessions of every replica (default: ${DEFAULT-VALUE})")
+  int gossipMaxSessions = 4;
+
+  @Option(
+      names = "--gossip-all-pairs-full-max",
+      description =
+          "gossip simulation: largest N at which all-pairs runs every session; above it its bytes"
+              + " come from sampled sessions (default: ${DEFAULT-VALUE})")
+  int gossipAllPairsFullMax = 100;
 
   @Option(
       names = "--partitions-log2",
@@ -147,7 +196,7 @@ final class BenchCommand implements Callable<Integer> {
     for (String e : ex) {
       if (!EXPERIMENTS.contains(e)) {
         throw new CliException(
-            "bench: unknown experiment '" + e + "' (expected protocol, latency or stream)");
+            "bench: unknown experiment '" + e + "' (expected protocol, latency, stream or gossip)");
       }
     }
     long[] n = positive("--n", ns);
@@ -171,6 +220,15 @@ final class BenchCommand implements Callable<Integer> {
     if (Arrays.stream(n).anyMatch(x -> x > 50_000_000L)) {
       throw new CliException("bench: --n above 50 000 000 is not supported in memory");
     }
+    long t0 = System.nanoTime();
+    if (ex.remove("gossip")) {
+      gossip(out, err);
+      if (ex.isEmpty()) {
+        out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
+        out.flush();
+        return 0;
+      }
+    }
     Path work = this.work == null ? outDir.resolve("work") : this.work;
     if (Files.exists(work) && !isEmptyDir(work)) {
       throw new CliException(
@@ -191,7 +249,6 @@ final class BenchCommand implements Callable<Integer> {
             streamTrials,
             outDir,
             work);
-    long t0 = System.nanoTime();
     Bench.Result r;
     try {
       r =
@@ -210,6 +267,48 @@ final class BenchCommand implements Callable<Integer> {
     out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
     out.flush();
     return 0;
+  }
+
+  private void gossip(PrintWriter out, PrintWriter err) throws java.io.IOException {
+    if (gossipNs.isEmpty() || gossipNs.stream().anyMatch(x -> x == null || x < 2 || x > 5000)) {
+      throw new CliException("bench: --gossip-n needs replica counts in [2, 5000]");
+    }
+    if (gossipFanout < 1 || gossipEvery < 1 || gossipMaxSessions < 1 || gossipWriteIntervals < 1) {
+      throw new CliException(
+          "bench: --gossip-fanout, --gossip-every, --gossip-max-sessions and"
+              + " --gossip-write-intervals must be >= 1");
+    }
+    if (!(gossipLoss >= 0 && gossipLoss < 1) || !(gossipWrites > 0)) {
+      throw new CliException("bench: --gossip-loss must be in [0, 1), --gossip-writes > 0");
+    }
+    Files.createDirectories(outDir);
+    GossipSimulation.Config c =
+        new GossipSimulation.Config(
+            gossipNs.stream().mapToInt(Integer::intValue).distinct().sorted().toArray(),
+            gossipWriteIntervals,
+            gossipWriteIntervals + 200,
+            gossipWrites,
+            gossipLoss,
+            gossipFanout,
+            gossipEvery,
+            gossipMaxSessions,
+            partitionsLog2,
+            Math.min(ibltMaxLog2, 12),
+            1000,
+            gossipAllPairsFullMax,
+            2000,
+            true,
+            seed);
+    List<GossipSimulation.Row> rows =
+        new GossipSimulation(c)
+            .run(
+                line -> {
+                  err.println("bench: " + line);
+                  err.flush();
+                });
+    GossipSimulation.write(rows, c, outDir);
+    out.print(GossipSimulation.describe(rows));
+    out.printf("gossip: gossip.csv, gossip-spread.png and gossip-cost.png in %s%n", outDir);
   }
 
   private static long[] positive(String flag, List<Long> xs) {
