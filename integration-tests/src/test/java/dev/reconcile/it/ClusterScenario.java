@@ -163,6 +163,9 @@ final class ClusterScenario {
       try {
         waitFor("the frozen member dropped", 60, () -> everyoneSees(others, others));
         frozenOut = millisSince(t0);
+        assertThat(frozenOut)
+            .as("a silent member dropped within the documented bound (failure timeout + 5 s)")
+            .isLessThan(LEAVE_BOUND_MILLIS);
         write(name(0), "while-frozen-", 10);
       } finally {
         cluster.resume(frozen);

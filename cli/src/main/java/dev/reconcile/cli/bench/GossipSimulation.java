@@ -307,7 +307,7 @@ public final class GossipSimulation {
         published[i] = digest(i);
         seq[i]++;
       }
-      List<long[]>[] incoming = newIncoming();
+      List<List<long[]>> incoming = newIncoming();
       int[] busy = new int[n];
       List<int[]> succeeded = new ArrayList<>();
       if (allPairs) {
@@ -365,16 +365,15 @@ public final class GossipSimulation {
       sketchCache.keySet().retainAll(inUse);
     }
 
-    @SuppressWarnings("unchecked") // an array of lists
-    List<long[]>[] newIncoming() {
-      List<long[]>[] in = new List[n];
+    List<List<long[]>> newIncoming() {
+      List<List<long[]>> in = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
-        in[i] = new ArrayList<>();
+        in.add(new ArrayList<>());
       }
       return in;
     }
 
-    void allPairsRounds(List<long[]>[] incoming, boolean measure) {
+    void allPairsRounds(List<List<long[]>> incoming, boolean measure) {
       if (!sampled) {
         for (int i = 0; i < n; i++) {
           for (int j = 0; j < n; j++) {
@@ -391,9 +390,16 @@ public final class GossipSimulation {
       // Spread from set logic over every pair; bytes from a sample of real sessions.
       for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
-          if (i != j && !(rnd.nextDouble() < config.loss()) && setHash[i] != setHash[j]) {
-            incoming[i].add(minus(sets[j], sets[i]));
-            incoming[j].add(minus(sets[i], sets[j]));
+          if (i == j) {
+            continue;
+          }
+          if (rnd.nextDouble() < config.loss()) {
+            if (measure) {
+              lost++;
+            }
+          } else if (setHash[i] != setHash[j]) {
+            incoming.get(i).add(minus(sets[j], sets[i]));
+            incoming.get(j).add(minus(sets[i], sets[j]));
           }
         }
       }
@@ -409,7 +415,7 @@ public final class GossipSimulation {
     }
 
     /** One round (initiator i, responder j); true when it succeeded and was not lost. */
-    boolean round(int i, int j, List<long[]>[] incoming, boolean measure) {
+    boolean round(int i, int j, List<List<long[]>> incoming, boolean measure) {
       Result r = session(i, j);
       if (measure) {
         bytes += r.bytes;
@@ -421,18 +427,18 @@ public final class GossipSimulation {
         }
         return false;
       }
-      incoming[i].add(r.initiatorLacks);
-      incoming[j].add(r.responderLacks);
+      incoming.get(i).add(r.initiatorLacks);
+      incoming.get(j).add(r.responderLacks);
       return true;
     }
 
-    void apply(List<long[]>[] incoming, int t) {
+    void apply(List<List<long[]>> incoming, int t) {
       for (int i = 0; i < n; i++) {
-        if (incoming[i].isEmpty()) {
+        if (incoming.get(i).isEmpty()) {
           continue;
         }
         long[] add =
-            incoming[i].stream().flatMapToLong(Arrays::stream).sorted().distinct().toArray();
+            incoming.get(i).stream().flatMapToLong(Arrays::stream).sorted().distinct().toArray();
         long[] before = sets[i];
         long[] after = insert(before, add);
         if (after.length != before.length) {
@@ -661,7 +667,13 @@ public final class GossipSimulation {
   }
 
   private static void plotCost(List<Row> rows, Config c, Path file) {
-    XYChart ch = chart("Protocol bytes per replica per interval", "N (replicas)", "bytes (log)");
+    XYChart ch =
+        chart(
+            String.format(
+                "Protocol bytes per replica per interval (%.1f writes per interval)",
+                c.writesPerInterval()),
+            "N (replicas)",
+            "bytes (log)");
     ch.getStyler().setYAxisLogarithmic(true);
     for (String p : List.of("cluster", "all-pairs")) {
       List<Row> rs = rows.stream().filter(r -> r.policy().equals(p)).toList();

@@ -97,13 +97,15 @@ public final class ClusterMembership {
   /** Starts a clustered Vert.x on {@code c} and joins (or forms) the cluster. */
   public static Future<ClusterMembership> join(AgentConfig.Cluster c) {
     HazelcastClusterManager manager = new HazelcastClusterManager(hazelcastConfig(c));
-    String host = isWildcard(c.listen().host()) ? "0.0.0.0" : c.listen().host();
+    // Vert.x's clustered event bus listens too (a random port; this agent registers no consumer
+    // on it): on the cluster-listen host, or, for a wildcard, where Vert.x puts it by default (the
+    // cluster manager's member address).
+    EventBusOptions bus = new EventBusOptions().setPort(0);
+    if (!isWildcard(c.listen().host())) {
+      bus.setHost(c.listen().host());
+    }
     VertxOptions o =
-        new VertxOptions()
-            .setEventLoopPoolSize(1)
-            .setWorkerPoolSize(4)
-            // Vert.x's clustered event bus listens too; this agent registers no consumer on it.
-            .setEventBusOptions(new EventBusOptions().setHost(host).setPort(0));
+        new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(4).setEventBusOptions(bus);
     return Vertx.builder()
         .with(o)
         .withClusterManager(manager)

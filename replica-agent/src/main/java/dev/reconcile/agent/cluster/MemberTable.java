@@ -7,7 +7,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -188,10 +187,6 @@ final class MemberTable {
     return a;
   }
 
-  synchronized List<Round> recentRounds() {
-    return new ArrayList<>(recent);
-  }
-
   synchronized JsonArray departed() {
     JsonArray a = new JsonArray();
     for (Departure d : departed) {
@@ -207,11 +202,5 @@ final class MemberTable {
   /** Node id last published by {@code member}, or null. */
   synchronized String nodeIdOf(String member) {
     return nodeIdOf.get(member);
-  }
-
-  synchronized Map<String, Long> lastSuccessByMember() {
-    Map<String, Long> m = new LinkedHashMap<>();
-    states.forEach((k, v) -> m.put(k, v.lastSuccess == null ? 0L : v.lastSuccess.at()));
-    return m;
   }
 }
