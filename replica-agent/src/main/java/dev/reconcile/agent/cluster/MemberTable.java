@@ -6,7 +6,6 @@ import io.vertx.core.json.JsonObject;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -148,11 +147,8 @@ final class MemberTable {
 
   /** Drops the state of members no longer in {@code live} (missed leave events). */
   synchronized void retain(Set<String> live) {
-    for (Iterator<String> it = states.keySet().iterator(); it.hasNext(); ) {
-      if (!live.contains(it.next())) {
-        it.remove();
-      }
-    }
+    states.keySet().retainAll(live);
+    nodeIdOf.keySet().retainAll(live);
   }
 
   /** The member's round history for {@code GET /cluster}. */
