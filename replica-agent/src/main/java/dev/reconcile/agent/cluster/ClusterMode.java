@@ -131,8 +131,7 @@ public final class ClusterMode {
 
               @Override
               public void nodeLeft(String nodeID) {
-                String node = table.nodeIdOf(nodeID);
-                table.left(nodeID, System.currentTimeMillis());
+                String node = table.left(nodeID, System.currentTimeMillis());
                 LOG.info("cluster member {} ({}) left", nodeID, node == null ? "no entry" : node);
               }
             });
@@ -235,7 +234,7 @@ public final class ClusterMode {
   private record Planned(MemberInfo info, PeerChoice.Reason reason) {}
 
   private List<Planned> choose(PartitionDigest own, Map<String, MemberInfo> entries) {
-    table.retain(new HashSet<>(membership.members()));
+    table.retain(new HashSet<>(membership.members()), System.currentTimeMillis());
     long now = System.currentTimeMillis();
     List<PeerChoice.Candidate> cands =
         table.candidates(entries, membership.localMember(), config.clusterId());

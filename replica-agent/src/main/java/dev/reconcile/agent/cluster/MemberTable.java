@@ -136,19 +136,42 @@ final class MemberTable {
     states.computeIfAbsent(member, k -> new State()).joinedAtMillis = nowMillis;
   }
 
-  synchronized void left(String member, long nowMillis) {
-    departed.addLast(new Departure(member, nodeIdOf.get(member), nowMillis));
+  /** The cluster manager reported {@code member} gone; returns its node id if it published one. */
+  synchronized String left(String member, long nowMillis) {
+    depart(member, nowMillis);
+    for (Departure d : departed) {
+      if (d.member().equals(member)) {
+        return d.nodeId();
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Drops the state of members no longer in {@code live}; those not yet reported gone are recorded
+   * as departed now (the member list can change before the leave event arrives).
+   */
+  synchronized void retain(Set<String> live, long nowMillis) {
+    for (String m : new ArrayList<>(nodeIdOf.keySet())) {
+      if (!live.contains(m)) {
+        depart(m, nowMillis);
+      }
+    }
+    states.keySet().retainAll(live);
+  }
+
+  private void depart(String member, long nowMillis) {
+    String node = nodeIdOf.remove(member);
+    states.remove(member);
+    for (Departure d : departed) {
+      if (d.member().equals(member)) {
+        return; // already recorded
+      }
+    }
+    departed.addLast(new Departure(member, node, nowMillis));
     while (departed.size() > DEPARTED) {
       departed.removeFirst();
     }
-    states.remove(member);
-    nodeIdOf.remove(member);
-  }
-
-  /** Drops the state of members no longer in {@code live} (missed leave events). */
-  synchronized void retain(Set<String> live) {
-    states.keySet().retainAll(live);
-    nodeIdOf.keySet().retainAll(live);
   }
 
   /** The member's round history for {@code GET /cluster}. */
@@ -193,10 +216,5 @@ final class MemberTable {
               .put("leftAt", d.atMillis()));
     }
     return a;
-  }
-
-  /** Node id last published by {@code member}, or null. */
-  synchronized String nodeIdOf(String member) {
-    return nodeIdOf.get(member);
   }
 }
