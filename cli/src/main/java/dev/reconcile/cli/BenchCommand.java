@@ -2,6 +2,7 @@ package dev.reconcile.cli;
 
 import dev.reconcile.cli.bench.Bench;
 import dev.reconcile.cli.bench.DiffBench;
+import dev.reconcile.cli.bench.GossipSimulation;
 import dev.reconcile.cli.bench.ProtocolBench;
 import dev.reconcile.cli.replay.ProcessCluster;
 import java.io.PrintWriter;
@@ -32,7 +33,8 @@ import picocli.CommandLine.Spec;
       "into --out. See docs/benchmarks.md."
     })
 final class BenchCommand implements Callable<Integer> {
-  private static final Set<String> EXPERIMENTS = Set.of("protocol", "latency", "stream", "diff");
+  private static final Set<String> EXPERIMENTS =
+      Set.of("protocol", "latency", "stream", "diff", "gossip");
 
   @Spec CommandSpec spec;
 
@@ -70,9 +72,55 @@ final class BenchCommand implements Callable<Integer> {
       names = "--experiments",
       split = ",",
       description =
-          "any of protocol, latency, stream, diff (default: ${DEFAULT-VALUE}; diff runs the shaded"
-              + " jar)")
+          "any of protocol, latency, stream, diff (runs the shaded jar), gossip (the cluster-mode"
+              + " simulation); diff and gossip are not in the default (default: ${DEFAULT-VALUE})")
   List<String> experiments = List.of("protocol", "latency", "stream");
+
+  @Option(
+      names = "--gossip-n",
+      split = ",",
+      paramLabel = "N",
+      description = "gossip simulation: replicas (default: ${DEFAULT-VALUE})")
+  List<Integer> gossipNs = List.of(10, 100, 1000);
+
+  @Option(
+      names = "--gossip-write-intervals",
+      description = "gossip simulation: intervals with writes (default: ${DEFAULT-VALUE})")
+  int gossipWriteIntervals = 20;
+
+  @Option(
+      names = "--gossip-writes",
+      description =
+          "gossip simulation: writes per interval, at random replicas (default: ${DEFAULT-VALUE})")
+  double gossipWrites = 2;
+
+  @Option(
+      names = "--gossip-loss",
+      description = "gossip simulation: fraction of rounds lost (default: ${DEFAULT-VALUE})")
+  double gossipLoss = 0.05;
+
+  @Option(
+      names = "--gossip-fanout",
+      description = "gossip simulation: cluster-fanout (default: ${DEFAULT-VALUE})")
+  int gossipFanout = 2;
+
+  @Option(
+      names = "--gossip-every",
+      description =
+          "gossip simulation: intervals per gossip interval (default: ${DEFAULT-VALUE}, 5m / 30s)")
+  int gossipEvery = 10;
+
+  @Option(
+      names = "--gossip-max-sessions",
+      description = "gossip simulation: max-sessions of every replica (default: ${DEFAULT-VALUE})")
+  int gossipMaxSessions = 4;
+
+  @Option(
+      names = "--gossip-all-pairs-full-max",
+      description =
+          "gossip simulation: largest N at which all-pairs runs every session; above it its bytes"
+              + " come from sampled sessions (default: ${DEFAULT-VALUE})")
+  int gossipAllPairsFullMax = 100;
 
   @Option(
       names = "--partitions-log2",
@@ -188,7 +236,9 @@ final class BenchCommand implements Callable<Integer> {
     for (String e : ex) {
       if (!EXPERIMENTS.contains(e)) {
         throw new CliException(
-            "bench: unknown experiment '" + e + "' (expected protocol, latency, stream or diff)");
+            "bench: unknown experiment '"
+                + e
+                + "' (expected protocol, latency, stream, diff or gossip)");
       }
     }
     long[] n = positive("--n", ns);
@@ -212,6 +262,15 @@ final class BenchCommand implements Callable<Integer> {
     if (Arrays.stream(n).anyMatch(x -> x > 50_000_000L)) {
       throw new CliException("bench: --n above 50 000 000 is not supported in memory");
     }
+    long t0 = System.nanoTime();
+    if (ex.remove("gossip")) {
+      gossip(out, err);
+      if (ex.isEmpty()) {
+        out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
+        out.flush();
+        return 0;
+      }
+    }
     Path work = this.work == null ? outDir.resolve("work") : this.work;
     DiffBench.Config diff = ex.contains("diff") ? diffConfig(work) : null;
     if (Files.exists(work) && !isEmptyDir(work)) {
@@ -234,7 +293,6 @@ final class BenchCommand implements Callable<Integer> {
             outDir,
             work,
             diff);
-    long t0 = System.nanoTime();
     Bench.Result r;
     try {
       r =
@@ -296,6 +354,48 @@ final class BenchCommand implements Callable<Integer> {
       }
     }
     return new DiffBench.Config(sets, diffFraction, diffTrials, seed, jar, launcher, work, outDir);
+  }
+
+  private void gossip(PrintWriter out, PrintWriter err) throws java.io.IOException {
+    if (gossipNs.isEmpty() || gossipNs.stream().anyMatch(x -> x == null || x < 2 || x > 5000)) {
+      throw new CliException("bench: --gossip-n needs replica counts in [2, 5000]");
+    }
+    if (gossipFanout < 1 || gossipEvery < 1 || gossipMaxSessions < 1 || gossipWriteIntervals < 1) {
+      throw new CliException(
+          "bench: --gossip-fanout, --gossip-every, --gossip-max-sessions and"
+              + " --gossip-write-intervals must be >= 1");
+    }
+    if (!(gossipLoss >= 0 && gossipLoss < 1) || !(gossipWrites > 0)) {
+      throw new CliException("bench: --gossip-loss must be in [0, 1), --gossip-writes > 0");
+    }
+    Files.createDirectories(outDir);
+    GossipSimulation.Config c =
+        new GossipSimulation.Config(
+            gossipNs.stream().mapToInt(Integer::intValue).distinct().sorted().toArray(),
+            gossipWriteIntervals,
+            gossipWriteIntervals + 200,
+            gossipWrites,
+            gossipLoss,
+            gossipFanout,
+            gossipEvery,
+            gossipMaxSessions,
+            partitionsLog2,
+            Math.min(ibltMaxLog2, 12),
+            1000,
+            gossipAllPairsFullMax,
+            2000,
+            true,
+            seed);
+    List<GossipSimulation.Row> rows =
+        new GossipSimulation(c)
+            .run(
+                line -> {
+                  err.println("bench: " + line);
+                  err.flush();
+                });
+    GossipSimulation.write(rows, c, outDir);
+    out.print(GossipSimulation.describe(rows));
+    out.printf("gossip: gossip.csv, gossip-spread.png and gossip-cost.png in %s%n", outDir);
   }
 
   private static long[] positive(String flag, List<Long> xs) {

@@ -12,22 +12,34 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code reconcile status HOST:PORT}: an agent's {@code GET /status}, printed for a person. */
+/**
+ * {@code reconcile status HOST:PORT}: an agent's {@code GET /status}, printed for a person; {@code
+ * reconcile status --cluster HOST:PORT}: its {@code GET /cluster} as a table of members.
+ */
 @Command(
     name = "status",
     mixinStandardHelpOptions = true,
     description = {
       "Shows a running agent's state: node, records, partitions, peers and the last round with",
-      "each peer. ADDRESS is the agent's HTTP address (HOST:PORT or agent:HOST:PORT)."
+      "each peer. ADDRESS is the agent's HTTP address (HOST:PORT or agent:HOST:PORT).",
+      "With --cluster HOST:PORT: the cluster as that agent sees it (members, who differs where,",
+      "the last round with each)."
     })
 final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   @Parameters(
       index = "0",
+      arity = "0..1",
       paramLabel = "ADDRESS",
       description = "the agent's HTTP address, HOST:PORT")
   String address;
+
+  @Option(
+      names = "--cluster",
+      paramLabel = "HOST:PORT",
+      description = "show the cluster (GET /cluster) as seen by the agent at this HTTP address")
+  String cluster;
 
   @Option(
       names = "--token",
@@ -60,6 +72,24 @@ final class StatusCommand implements Callable<Integer> {
   private int run() {
     PrintWriter out = spec.commandLine().getOut();
     Duration t = Duration.ofSeconds(Math.max(1, timeoutSeconds));
+    if (cluster != null) {
+      if (address != null) {
+        throw new CliException("give either ADDRESS or --cluster HOST:PORT, not both");
+      }
+      AgentSideHttp agent =
+          new AgentSideHttp(cluster, AgentSideHttp.parse(cluster, true), token, https, t);
+      JsonObject c = agent.getJson("/cluster", t);
+      if (json) {
+        out.println(c.encodePrettily());
+      } else {
+        ClusterTable.print(out, c);
+      }
+      out.flush();
+      return 0;
+    }
+    if (address == null) {
+      throw new CliException("missing ADDRESS (the agent's HTTP address) or --cluster HOST:PORT");
+    }
     AgentSideHttp agent =
         new AgentSideHttp(address, AgentSideHttp.parse(address, true), token, https, t);
     JsonObject s = agent.getJson("/status", t);

@@ -26,7 +26,9 @@ import org.testcontainers.DockerClientFactory;
 final class AgentImage {
   static final String NAME = "reconcile-agent-it:local";
   private static final String MODULES =
-      "java.base,java.logging,java.management,java.naming,java.net.http,java.xml,java.sql,jdk.unsupported,jdk.crypto.ec,jdk.zipfs";
+      "java.base,java.logging,java.management,java.naming,java.net.http,java.xml,java.sql,jdk.unsupported,jdk.crypto.ec,jdk.zipfs"
+          // Cluster mode: Hazelcast sets TCP keep-alive options (jdk.net) and reads JVM metrics.
+          + ",jdk.net,jdk.management";
 
   private AgentImage() {}
 

@@ -1,5 +1,6 @@
 package dev.reconcile.agent;
 
+import dev.reconcile.agent.cluster.ClusterApi;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.RecordBatches;
@@ -47,7 +48,9 @@ final class AdminApi {
   Future<Integer> listen() {
     Router r = Router.router(vertx);
     r.get("/health").handler(this::health);
+    ClusterApi.mountPage(r);
     r.route().handler(this::authenticate);
+    ClusterApi.mountData(r, agent::cluster);
     r.get("/metrics").handler(this::metrics);
     r.get("/status").handler(this::status);
     new SketchApi(agent).mount(r);

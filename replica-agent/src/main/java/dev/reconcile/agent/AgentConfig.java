@@ -48,7 +48,8 @@ public record AgentConfig(
     String mode,
     Duration idleTimeout,
     Duration sessionTimeout,
-    Security security) {
+    Security security,
+    Cluster cluster) {
 
   /** TLS and authentication settings (see docs/security.md). */
   public record Security(
@@ -79,6 +80,22 @@ public record AgentConfig(
    * peer port other hosts can reach.
    */
   public static final String DEFAULT_HASH_SEED = "reconcile-default-seed";
+
+  /**
+   * Cluster mode (docs/operations.md, "Cluster mode"): membership from Vert.x's Hazelcast cluster
+   * manager, peers chosen from it. Off when {@code listen} is null.
+   */
+  public record Cluster(
+      HostPort listen,
+      List<HostPort> seeds,
+      String name,
+      int fanout,
+      Duration gossipInterval,
+      Duration failureTimeout) {
+    public boolean enabled() {
+      return listen != null;
+    }
+  }
 
   /** Settings and their defaults, in documentation order. */
   public static final Map<String, String> DEFAULTS = defaults();
@@ -120,6 +137,12 @@ public record AgentConfig(
     d.put("max-session-bytes", "16GiB");
     d.put("max-clock-skew", "1h");
     d.put("tls-pin-node-id", "true");
+    d.put("cluster-listen", "");
+    d.put("cluster-seeds", "");
+    d.put("cluster-name", "");
+    d.put("cluster-fanout", "2");
+    d.put("cluster-gossip-interval", "5m");
+    d.put("cluster-failure-timeout", "10s");
     return java.util.Collections.unmodifiableMap(d);
   }
 
@@ -168,6 +191,12 @@ public record AgentConfig(
     d.put("max-listed-elements", "most elements listed per partition and round; more wait");
     d.put("rateless-log2", "coded symbols maintained per partition, 2^x; 0 = none");
     d.put("mode", "rateless or estimator (the rateless mode needs rateless-log2 > 0)");
+    d.put("cluster-listen", "cluster mode: the cluster manager's member address; empty = off");
+    d.put("cluster-seeds", "cluster mode: members to join (their cluster-listen addresses)");
+    d.put("cluster-name", "cluster mode: the cluster manager's name (default: the cluster id)");
+    d.put("cluster-fanout", "cluster mode: peers chosen per repair interval");
+    d.put("cluster-gossip-interval", "cluster mode: a random peer at least this often");
+    d.put("cluster-failure-timeout", "cluster mode: a silent member is dropped after this");
     return java.util.Collections.unmodifiableMap(d);
   }
 
@@ -301,7 +330,8 @@ public record AgentConfig(
             r.choice("mode", "rateless", "estimator"),
             r.duration("idle-timeout"),
             r.duration("session-timeout"),
-            sec);
+            sec,
+            cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {
       throw new ConfigException("max-frame-bytes " + c.maxFrameBytes() + " is below 64KiB");
     }
@@ -321,6 +351,17 @@ public record AgentConfig(
     }
     if (c.hashSeed().isEmpty()) {
       throw new ConfigException("hash-seed must not be empty");
+    }
+    if (c.cluster().enabled()
+        && !c.cluster().listen().isLoopback()
+        && !sec.peerTls()
+        && !sec.allowPlaintext()) {
+      throw new ConfigException(
+          "cluster-listen "
+              + c.cluster().listen()
+              + " is not a loopback address: the cluster manager authenticates no one, so the"
+              + " peer addresses members publish are only hints; configure tls-cert, tls-key and"
+              + " tls-ca so that every round authenticates its peer, or set allow-plaintext: true");
     }
     boolean exposed = !c.peerListen().isLoopback();
     if (exposed && !sec.peerTls() && !sec.allowPlaintext()) {
@@ -342,7 +383,49 @@ public record AgentConfig(
     return c;
   }
 
-  /** Largest IBLT wire size this configuration may send or accept (3 hashes, 14-byte cells). */
+  private static Cluster cluster(Reader r, String clusterId) {
+    String listen = r.str("cluster-listen");
+    List<HostPort> seeds = new ArrayList<>();
+    for (String p : r.str("cluster-seeds").split(",")) {
+      if (!p.isBlank()) {
+        seeds.add(r.hostPort("cluster-seeds", p));
+      }
+    }
+    String name = r.str("cluster-name");
+    int fanout = r.integer("cluster-fanout", 1, 16);
+    Duration gossip = r.duration("cluster-gossip-interval");
+    Duration failure = r.duration("cluster-failure-timeout");
+    if (listen.isEmpty()) {
+      if (!seeds.isEmpty() || !name.isEmpty()) {
+        throw new ConfigException(
+            "cluster-seeds and cluster-name need cluster-listen (the cluster manager's address)");
+      }
+      return new Cluster(null, List.of(), clusterId, fanout, gossip, failure);
+    }
+    HostPort hp = r.hostPort("cluster-listen", listen);
+    if (hp.port() == 0) {
+      throw new ConfigException(
+          "cluster-listen " + hp + ": give a fixed port (members find each other by it)");
+    }
+    for (HostPort s : seeds) {
+      if (s.port() == 0) {
+        throw new ConfigException("cluster-seeds " + s + ": port 0 is not an address to join");
+      }
+    }
+    if (failure.compareTo(Duration.ofSeconds(2)) < 0
+        || failure.compareTo(Duration.ofHours(1)) > 0) {
+      throw new ConfigException(
+          "cluster-failure-timeout " + Durations.format(failure) + " outside [2s, 1h]");
+    }
+    if (!name.isEmpty() && !name.matches("[A-Za-z0-9._-]{1,64}")) {
+      throw new ConfigException(
+          "cluster-name '" + name + "' must be 1-64 characters of A-Z a-z 0-9 . _ -");
+    }
+    return new Cluster(
+        hp, List.copyOf(seeds), name.isEmpty() ? clusterId : name, fanout, gossip, failure);
+  }
+
+  /** Largest IBLT wire size this configuration may send or accept. */
   public long largestTableBytes() {
     return 3L * (1L << ibltMaxLog2) * 14;
   }

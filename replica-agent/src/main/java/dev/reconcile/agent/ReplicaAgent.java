@@ -1,5 +1,6 @@
 package dev.reconcile.agent;
 
+import dev.reconcile.agent.cluster.ClusterMode;
 import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
@@ -35,6 +36,7 @@ public final class ReplicaAgent implements AutoCloseable {
   private int peerPort;
   private int httpPort;
   private long purgeTimer = -1;
+  private volatile ClusterMode cluster;
   private volatile boolean closed;
 
   private ReplicaAgent(AgentConfig config, ReplicaStore store) {
@@ -92,6 +94,16 @@ public final class ReplicaAgent implements AutoCloseable {
       throw new IllegalStateException("cannot listen: " + c.getMessage(), c);
     }
     agent.startBackground();
+    if (config.cluster().enabled()) {
+      try {
+        agent.cluster = ClusterMode.start(agent);
+      } catch (Exception e) {
+        agent.close();
+        Throwable c = e.getCause() == null ? e : e.getCause();
+        throw new IllegalStateException(
+            "cannot join cluster at " + config.cluster().listen() + ": " + c.getMessage(), c);
+      }
+    }
     LOG.info(
         "agent {} of cluster {} up: peer port {}:{}, http {}:{}, {} records, {} peers, repair interval {}",
         config.nodeId(),
@@ -175,6 +187,11 @@ public final class ReplicaAgent implements AutoCloseable {
     return peers.repair(peer, dryRun);
   }
 
+  /** Cluster mode, or null when {@code cluster-listen} is not set. */
+  public ClusterMode cluster() {
+    return cluster;
+  }
+
   public AgentConfig config() {
     return config;
   }
@@ -215,6 +232,9 @@ public final class ReplicaAgent implements AutoCloseable {
     closed = true;
     if (purgeTimer >= 0) {
       vertx.cancelTimer(purgeTimer);
+    }
+    if (cluster != null) {
+      cluster.close(); // leave first: the others stop choosing this agent at once
     }
     try {
       Future.all(peers.close(), api.close())

@@ -110,6 +110,12 @@ public abstract class HttpCluster implements Cluster {
     return lastPeer.get(name);
   }
 
+  /** The agent's current HTTP address, or null while it is down. */
+  public InetSocketAddress httpAddress(String name) {
+    Endpoint e = endpoints.get(name);
+    return e == null ? null : e.http();
+  }
+
   @Override
   public boolean running(String name) {
     return endpoints.containsKey(name);
