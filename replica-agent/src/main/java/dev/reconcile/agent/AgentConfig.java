@@ -173,6 +173,9 @@ public record AgentConfig(
     d.put("batch-bytes", "bytes per repair batch (at most)");
     d.put("repair-window", "unacknowledged batches in flight per direction");
     d.put("max-frame-bytes", "largest frame accepted, checked before it is read");
+    d.put("max-listed-elements", "most elements listed per partition and round; more wait");
+    d.put("rateless-log2", "coded symbols maintained per partition, 2^x; 0 = none");
+    d.put("mode", "rateless or estimator (the rateless mode needs rateless-log2 > 0)");
     d.put("idle-timeout", "a round silent for this long is aborted");
     d.put("session-timeout", "a round longer than this is aborted");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
@@ -188,9 +191,6 @@ public record AgentConfig(
         "max-clock-skew",
         "refuse received records this far ahead of the local clock; 0 = no check");
     d.put("tls-pin-node-id", "a TLS peer's node id must be a name of its certificate");
-    d.put("max-listed-elements", "most elements listed per partition and round; more wait");
-    d.put("rateless-log2", "coded symbols maintained per partition, 2^x; 0 = none");
-    d.put("mode", "rateless or estimator (the rateless mode needs rateless-log2 > 0)");
     d.put("cluster-listen", "cluster mode: the cluster manager's member address; empty = off");
     d.put("cluster-seeds", "cluster mode: members to join (their cluster-listen addresses)");
     d.put("cluster-name", "cluster mode: the cluster manager's name (default: the cluster id)");

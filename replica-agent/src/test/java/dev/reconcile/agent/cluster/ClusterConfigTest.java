@@ -108,6 +108,7 @@ class ClusterConfigTest {
     m.put("cluster-listen", "0.0.0.0:5701");
     m.put("peer-listen", "0.0.0.0:7400");
     m.put("allow-plaintext", "true");
+    m.put("hash-seed", "a long random cluster secret");
     Config any = ClusterMembership.hazelcastConfig(AgentConfig.fromMap(m).cluster());
     assertThat(any.getProperty("hazelcast.socket.bind.any")).isEqualTo("true");
     assertThat(any.getProperty("hazelcast.local.localAddress")).isNull();
