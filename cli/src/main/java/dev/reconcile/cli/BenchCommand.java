@@ -2,6 +2,7 @@ package dev.reconcile.cli;
 
 import dev.reconcile.cli.bench.Bench;
 import dev.reconcile.cli.bench.DiffBench;
+import dev.reconcile.cli.bench.GossipReport;
 import dev.reconcile.cli.bench.GossipSimulation;
 import dev.reconcile.cli.bench.ProtocolBench;
 import dev.reconcile.cli.replay.ProcessCluster;
@@ -393,8 +394,8 @@ final class BenchCommand implements Callable<Integer> {
                   err.println("bench: " + line);
                   err.flush();
                 });
-    GossipSimulation.write(rows, c, outDir);
-    out.print(GossipSimulation.describe(rows));
+    GossipReport.write(rows, c, outDir);
+    out.print(GossipReport.describe(rows));
     out.printf("gossip: gossip.csv, gossip-spread.png and gossip-cost.png in %s%n", outDir);
   }
 

@@ -139,13 +139,15 @@ public final class ReconcileCommand implements Callable<Integer> {
         (ex, args) -> {
           CommandLine c = ex.getCommandLine();
           String name = c.getCommandSpec().qualifiedName();
+          // picocli prefixes the messages of argument groups with "Error: "; ours say where.
+          String message = String.valueOf(ex.getMessage()).replaceFirst("^Error: ", "");
           if (c != cl && args.length == 1 && args[0].equals(c.getCommandName())) {
-            c.getErr().println(name + ": " + ex.getMessage());
+            c.getErr().println(name + ": " + message);
             c.usage(c.getErr());
             c.getErr().flush();
             return TROUBLE;
           }
-          c.getErr().println(name + ": " + ex.getMessage() + " (see '" + name + " --help')");
+          c.getErr().println(name + ": " + message + " (see '" + name + " --help')");
           c.getErr().flush();
           return TROUBLE;
         });

@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -28,18 +29,23 @@ import picocli.CommandLine.Spec;
 final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Parameters(
-      index = "0",
-      arity = "0..1",
-      paramLabel = "ADDRESS",
-      description = "the agent's HTTP address, HOST:PORT")
-  String address;
+  /** Which agent to ask, and for what: exactly one of ADDRESS and --cluster. */
+  static final class Target {
+    @Parameters(
+        index = "0",
+        paramLabel = "ADDRESS",
+        description = "the agent's HTTP address, HOST:PORT")
+    String address;
 
-  @Option(
-      names = "--cluster",
-      paramLabel = "HOST:PORT",
-      description = "show the cluster (GET /cluster) as seen by the agent at this HTTP address")
-  String cluster;
+    @Option(
+        names = "--cluster",
+        paramLabel = "HOST:PORT",
+        description = "show the cluster (GET /cluster) as seen by the agent at this HTTP address")
+    String cluster;
+  }
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Target target;
 
   @Option(
       names = "--token",
@@ -72,10 +78,9 @@ final class StatusCommand implements Callable<Integer> {
   private int run() {
     PrintWriter out = spec.commandLine().getOut();
     Duration t = Duration.ofSeconds(Math.max(1, timeoutSeconds));
+    String address = target.address;
+    String cluster = target.cluster;
     if (cluster != null) {
-      if (address != null) {
-        throw new CliException("give either ADDRESS or --cluster HOST:PORT, not both");
-      }
       AgentSideHttp agent =
           new AgentSideHttp(cluster, AgentSideHttp.parse(cluster, true), token, https, t);
       JsonObject c = agent.getJson("/cluster", t);
@@ -86,9 +91,6 @@ final class StatusCommand implements Callable<Integer> {
       }
       out.flush();
       return 0;
-    }
-    if (address == null) {
-      throw new CliException("missing ADDRESS (the agent's HTTP address) or --cluster HOST:PORT");
     }
     AgentSideHttp agent =
         new AgentSideHttp(address, AgentSideHttp.parse(address, true), token, https, t);

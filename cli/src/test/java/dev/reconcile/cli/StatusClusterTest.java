@@ -64,7 +64,8 @@ class StatusClusterTest {
       Cli.Result json = Cli.run("status", "--cluster", http, "--token", "reader", "--json");
       assertThat(json.out()).contains("\"members\"").contains("\"beta\"");
       Cli.Result both = Cli.run("status", http, "--cluster", http);
-      assertThat(both.err()).contains("not both");
+      assertThat(both.status()).isEqualTo(2);
+      assertThat(both.err()).contains("mutually exclusive");
     }
   }
 

@@ -34,7 +34,7 @@ class GossipSimulationTest {
   void spreadGrowsLikeLogNAndCostPerReplicaStaysFlat() throws Exception {
     GossipSimulation.Config c = config();
     List<GossipSimulation.Row> rows = new GossipSimulation(c).run(System.out::println);
-    System.out.print(GossipSimulation.describe(rows));
+    System.out.print(GossipReport.describe(rows));
     for (GossipSimulation.Row r : rows) {
       assertThat(r.unspread()).as("seed %d: %s", SEED, r).isZero();
       assertThat(r.writes()).isEqualTo(20);
@@ -59,7 +59,7 @@ class GossipSimulationTest {
     assertThat(a128.bytesPerReplica() / a16.bytesPerReplica())
         .as("seed %d: all-pairs bytes ratio", SEED)
         .isGreaterThan(4.0);
-    GossipSimulation.write(rows, c, dir);
+    GossipReport.write(rows, c, dir);
     assertThat(Files.size(dir.resolve("gossip.csv"))).isPositive();
     assertThat(Files.size(dir.resolve("gossip-spread.png"))).isPositive();
     assertThat(Files.size(dir.resolve("gossip-cost.png"))).isPositive();
