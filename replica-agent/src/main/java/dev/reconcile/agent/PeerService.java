@@ -159,12 +159,13 @@ final class PeerService {
             records);
     new PeerRound(rt, ch, session, label)
         .run()
-        .compose(r -> afterRound(r, records))
         .onComplete(
             r -> {
+              // Not active any more before the drop: the peer may start its next round at once.
               active.decrementAndGet();
               perPeer.decrementAndGet();
               lastByPeer.put("from " + label, r.result());
+              afterRound(r.result(), records);
             });
   }
 
@@ -248,7 +249,9 @@ final class PeerService {
   /**
    * After a round that finished: purges the past-grace tombstones it offered the peer (see {@link
    * RoundRecords}), then yields the report; a failure to purge is logged and leaves them for the
-   * next round or the purge.
+   * next round or the purge. The initiator's round ends after it, the responder's before it (so
+   * that the peer's next round is never refused as busy): a round the peer starts at once may still
+   * see them and drop them again.
    */
   private Future<RoundReport> afterRound(RoundReport report, RoundRecords records) {
     if (!report.ok) {

@@ -20,15 +20,17 @@ import java.util.List;
  * without the tombstone this side would take it as new and resurrect the key.
  *
  * <p>Thread-safe; the session reads on its worker, {@link #dropOfferedExpired} runs on another.
+ * Public for other drivers of a round over a {@code ReplicaStore} (the CLI's repair of stopped
+ * stores).
  */
-final class RoundRecords implements RecordStore {
+public final class RoundRecords implements RecordStore {
   /** At most this many keys are noted per round; the rest wait for a later round or the purge. */
   static final int MAX_NOTED = 100_000;
 
   private final ReplicaStore store;
   private final List<byte[]> offeredExpired = new ArrayList<>();
 
-  RoundRecords(ReplicaStore store) {
+  public RoundRecords(ReplicaStore store) {
     this.store = store;
   }
 
@@ -49,7 +51,7 @@ final class RoundRecords implements RecordStore {
   }
 
   /** Blocking: purges the past-grace tombstones offered in the round; returns how many. */
-  synchronized int dropOfferedExpired() {
+  public synchronized int dropOfferedExpired() {
     if (offeredExpired.isEmpty()) {
       return 0;
     }
