@@ -84,7 +84,7 @@ final class AgentCommand implements Callable<Integer> {
     if (def.matches("\\d+(ms|s|m|h|d)")) {
       return "DURATION";
     }
-    if (def.matches("\\d+[KMG]iB") || key.equals("rate-limit")) {
+    if (def.matches("\\d+[KMG]iB") || key.endsWith("rate-limit")) {
       return "SIZE";
     }
     if (def.matches("[\\d.]+")) {

@@ -6,6 +6,7 @@ import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.KeyCodec;
 import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
+import dev.reconcile.agent.RoundRecords;
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.LocalRound;
@@ -244,16 +245,23 @@ final class RepairCommand implements Callable<Integer> {
               cluster.sessionLimits(),
               false,
               cluster.repairConfig(a::wallMillis));
-      CountingRecordStore rightRecords = new CountingRecordStore(b.records());
+      RoundRecords leftRound = a.roundRecords();
+      RoundRecords rightRound = b.roundRecords();
+      CountingRecordStore rightRecords = new CountingRecordStore(rightRound);
       long t0 = System.nanoTime();
       ReconcileSession round;
       try {
         round =
             dryRun
                 ? LocalRound.compare(session, a.sketches(), b.sketches())
-                : LocalRound.repair(session, a.sketches(), a.records(), b.sketches(), rightRecords);
+                : LocalRound.repair(session, a.sketches(), leftRound, b.sketches(), rightRecords);
       } catch (IllegalStateException e) {
         throw new CliException("repair " + left + " with " + right + ": " + e.getMessage());
+      }
+      if (!dryRun) {
+        // As agents do after a round: tombstones past the grace period that were sent are dropped.
+        leftRound.dropOfferedExpired();
+        rightRound.dropOfferedExpired();
       }
       long sessionNanos = System.nanoTime() - t0;
       OutcomeSummary sum = OutcomeSummary.of(round.outcomes());

@@ -28,7 +28,8 @@ class ProcessClusterTest {
         "07-receiver-crash",
         "08-partition",
         "15-clock-skew", // test hooks reach a process as arguments of HookedAgentMain
-        "18-pause"
+        "18-pause",
+        "19-five-replicas-deletes" // five processes, deletes and later rewrites of deleted keys
       })
   void scenarioPassesWithProcesses(String prefix) throws Exception {
     Path jar = ProcessCluster.locateJar();

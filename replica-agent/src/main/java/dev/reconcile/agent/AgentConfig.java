@@ -63,7 +63,8 @@ public record AgentConfig(
       int maxSessionsPerPeer,
       long maxSessionBytes,
       Duration maxClockSkew,
-      boolean tlsPinNodeId) {
+      boolean tlsPinNodeId,
+      long receiveRateLimit) {
     public boolean peerTls() {
       return tlsCert != null;
     }
@@ -137,6 +138,7 @@ public record AgentConfig(
     d.put("max-session-bytes", "16GiB");
     d.put("max-clock-skew", "1h");
     d.put("tls-pin-node-id", "true");
+    d.put("receive-rate-limit", "0");
     d.put("cluster-listen", "");
     d.put("cluster-seeds", "");
     d.put("cluster-name", "");
@@ -191,6 +193,7 @@ public record AgentConfig(
         "max-clock-skew",
         "refuse received records this far ahead of the local clock; 0 = no check");
     d.put("tls-pin-node-id", "a TLS peer's node id must be a name of its certificate");
+    d.put("receive-rate-limit", "bytes/s read from a peer per round; 0 = unlimited");
     d.put("cluster-listen", "cluster mode: the cluster manager's member address; empty = off");
     d.put("cluster-seeds", "cluster mode: members to join (their cluster-listen addresses)");
     d.put("cluster-name", "cluster mode: the cluster manager's name (default: the cluster id)");
@@ -296,7 +299,8 @@ public record AgentConfig(
             r.integer("max-sessions-per-peer", 1, 64),
             r.size("max-session-bytes"),
             r.duration("max-clock-skew"),
-            r.bool("tls-pin-node-id"));
+            r.bool("tls-pin-node-id"),
+            r.size("receive-rate-limit"));
     if (sec.maxSessionBytes() < 64 * 1024) {
       throw new ConfigException("max-session-bytes " + sec.maxSessionBytes() + " is below 64KiB");
     }
@@ -348,6 +352,19 @@ public record AgentConfig(
     if (c.batchBytes() >= c.maxFrameBytes()) {
       throw new ConfigException(
           "batch-bytes " + c.batchBytes() + " must be below max-frame-bytes " + c.maxFrameBytes());
+    }
+    if (sec.receiveRateLimit() > 0
+        && c.maxFrameBytes() * 2000.0 / sec.receiveRateLimit() > c.idleTimeout().toMillis()) {
+      // A peer sending one frame of the largest size waits that long for the next frame from us.
+      throw new ConfigException(
+          "receive-rate-limit "
+              + sec.receiveRateLimit()
+              + " reads a frame of max-frame-bytes "
+              + c.maxFrameBytes()
+              + " in more than half the idle-timeout "
+              + Durations.format(c.idleTimeout())
+              + ", so rounds would time out: raise receive-rate-limit or idle-timeout, or lower"
+              + " max-frame-bytes");
     }
     if (c.hashSeed().isEmpty()) {
       throw new ConfigException("hash-seed must not be empty");

@@ -149,6 +149,14 @@ public final class LocalReplica implements AutoCloseable {
   }
 
   /**
+   * The records for one round, noting the past-grace tombstones it offers so that {@link
+   * RoundRecords#dropOfferedExpired()} can drop them once the round is over (as an agent does).
+   */
+  public RoundRecords roundRecords() {
+    return new RoundRecords(store);
+  }
+
+  /**
    * Recomputes the sketches from the records and checks the digest index; true when everything
    * matches and no record is corrupt.
    */

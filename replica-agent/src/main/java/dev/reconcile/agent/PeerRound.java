@@ -91,7 +91,8 @@ final class PeerRound {
                 rt.metrics().refused("idle_timeout");
                 fail(
                     "idle timeout: nothing from the peer for "
-                        + Durations.format(rt.config().idleTimeout()));
+                        + Durations.format(rt.config().idleTimeout())
+                        + (pendingSteps > 0 ? " (a step of this side was still running)" : ""));
               }
             });
     totalTimer =

@@ -114,7 +114,8 @@ final class PeerService {
   }
 
   private FrameChannel channel(NetSocket socket) {
-    return new FrameChannel(socket, config.maxFrameBytes(), config.security().maxSessionBytes());
+    return new FrameChannel(socket, config.maxFrameBytes(), config.security().maxSessionBytes())
+        .limitReceive(rt.vertx(), config.security().receiveRateLimit());
   }
 
   private void accept(NetSocket socket) {
@@ -150,18 +151,21 @@ final class PeerService {
     }
     active.incrementAndGet();
     perPeer.incrementAndGet();
+    RoundRecords records = new RoundRecords(rt.store());
     ReconcileSession session =
         ReconcileSession.responder(
             sessionConfig(0, null).withPeerCheck(peerCheck(socket)),
             rt.store().sketches(),
-            rt.store());
+            records);
     new PeerRound(rt, ch, session, label)
         .run()
         .onComplete(
             r -> {
+              // Not active any more before the drop: the peer may start its next round at once.
               active.decrementAndGet();
               perPeer.decrementAndGet();
               lastByPeer.put("from " + label, r.result());
+              afterRound(r.result(), records);
             });
   }
 
@@ -205,18 +209,20 @@ final class PeerService {
                   NetSocket socket = (NetSocket) pair[0];
                   BitSet done = (BitSet) pair[1];
                   int[] parts = remaining(done);
+                  RoundRecords records = new RoundRecords(rt.store());
                   ReconcileSession session =
                       ReconcileSession.initiator(
                           sessionConfig(random.nextLong(), parts)
                               .withDryRun(dryRun)
                               .withPeerCheck(peerCheck(socket)),
                           rt.store().sketches(),
-                          rt.store(),
+                          records,
                           rt.store().progressWith(label));
                   FrameChannel ch = channel(socket);
                   int resumed = done.cardinality();
                   return new PeerRound(rt, ch, session, label)
                       .run()
+                      .compose(rep -> afterRound(rep, records))
                       .map(
                           rep -> {
                             rep.resumedFrom = parts == null ? 0 : resumed;
@@ -238,6 +244,37 @@ final class PeerService {
                   return Future.succeededFuture(rep);
                 });
     return f.onComplete(x -> active.decrementAndGet());
+  }
+
+  /**
+   * After a round that finished: purges the past-grace tombstones it offered the peer (see {@link
+   * RoundRecords}), then yields the report; a failure to purge is logged and leaves them for the
+   * next round or the purge. The initiator's round ends after it, the responder's before it (so
+   * that the peer's next round is never refused as busy): a round the peer starts at once may still
+   * see them and drop them again.
+   */
+  private Future<RoundReport> afterRound(RoundReport report, RoundRecords records) {
+    if (!report.ok) {
+      return Future.succeededFuture(report);
+    }
+    return rt.vertx()
+        .executeBlocking(records::dropOfferedExpired, false)
+        .map(
+            n -> {
+              if (n > 0) {
+                LOG.info(
+                    "after the round with {}: dropped {} tombstones past the grace period that it"
+                        + " found differing",
+                    report.peer,
+                    n);
+              }
+              return report;
+            })
+        .otherwise(
+            t -> {
+              LOG.warn("dropping tombstones past the grace period failed: {}", t.getMessage());
+              return report;
+            });
   }
 
   /**

@@ -79,6 +79,12 @@ class AgentConfigTest {
     assertBad("peers", "localhost", "peers: 'localhost' is not HOST:PORT");
     assertBad("peer-listen", "127.0.0.1:99999", "port 99999");
     assertBad("max-sessions", "0", "max-sessions 0 outside");
+    assertBad("receive-rate-limit", "fast", "receive-rate-limit 'fast' is not a size");
+    // 16 MiB at 1 MiB/s is 16 s, more than half the 30 s idle timeout: a peer would time out.
+    assertBad("receive-rate-limit", "1MiB", "max-frame-bytes 16777216 in more than half");
+    Map<String, String> ok = min();
+    ok.put("receive-rate-limit", "2MiB");
+    assertThat(AgentConfig.fromMap(ok).security().receiveRateLimit()).isEqualTo(2 << 20);
     assertBad("batch-bytes", "lots", "batch-bytes 'lots' is not a size");
     assertBad("node-id", "", "node-id");
     assertBad("node-id", "has space", "node-id 'has space'");

@@ -6,6 +6,7 @@ import dev.reconcile.core.wire.Envelope;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.parsetools.RecordParser;
@@ -18,7 +19,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Runs on the socket's event loop and only moves bytes: parsing a frame is bounded by the cap,
  * and everything that touches the store or peels a table happens on worker threads in the caller.
- * Reading can be paused ({@link #pause}) for backpressure toward the peer.
+ * Reading can be paused ({@link #pause}) for backpressure toward the peer, and limited to a byte
+ * rate ({@link #limitReceive}): the socket is paused whenever the bytes read so far are ahead of
+ * the rate, and resumed by a timer (nothing waits on the event loop). Either pause stops the
+ * socket; reading goes on when both are lifted.
  */
 public final class FrameChannel {
   private final NetSocket socket;
@@ -32,6 +36,11 @@ public final class FrameChannel {
   private long bytesOut;
   private String closeReason;
   private String violation;
+  private ReceiveLimiter limiter;
+  private Vertx vertx;
+  private boolean pausedByOwner;
+  private boolean pausedByLimit;
+  private long limitPauses;
 
   public FrameChannel(NetSocket socket, int maxFrameBytes) {
     this(socket, maxFrameBytes, Long.MAX_VALUE);
@@ -47,8 +56,11 @@ public final class FrameChannel {
     this.socket = socket;
     this.maxFrameBytes = maxFrameBytes;
     this.maxSessionBytes = maxSessionBytes;
-    this.parser = RecordParser.newFixed(4, socket);
+    // The parser is fed here rather than reading the socket itself, so that the socket's chunks can
+    // be counted against a receive limit and the socket paused directly.
+    this.parser = RecordParser.newFixed(4);
     parser.handler(this::onRecord);
+    socket.handler(this::onBytes);
     parser.exceptionHandler(t -> violate("read_error", "read error: " + t.getMessage()));
     socket.closeHandler(
         v -> {
@@ -66,6 +78,36 @@ public final class FrameChannel {
   public FrameChannel frameHandler(Handler<Envelope> h) {
     this.frameHandler = h;
     return this;
+  }
+
+  /**
+   * Limits what is read from the peer to {@code bytesPerSecond} (0 = unlimited), timing the pauses
+   * with {@code vertx}'s timers.
+   */
+  public FrameChannel limitReceive(Vertx vertx, long bytesPerSecond) {
+    this.vertx = vertx;
+    this.limiter = bytesPerSecond > 0 ? new ReceiveLimiter(bytesPerSecond, System::nanoTime) : null;
+    return this;
+  }
+
+  private void onBytes(Buffer b) {
+    if (limiter != null) {
+      long waitMs = limiter.take(b.length());
+      if (waitMs > 0 && !pausedByLimit && closeReason == null) {
+        pausedByLimit = true;
+        limitPauses++;
+        socket.pause();
+        vertx.setTimer(
+            waitMs,
+            id -> {
+              pausedByLimit = false;
+              if (!pausedByOwner && closeReason == null) {
+                socket.resume();
+              }
+            });
+      }
+    }
+    parser.handle(b);
   }
 
   private void onRecord(Buffer b) {
@@ -149,11 +191,22 @@ public final class FrameChannel {
   }
 
   public void pause() {
+    pausedByOwner = true;
     parser.pause();
+    socket.pause();
   }
 
   public void resume() {
-    parser.resume();
+    pausedByOwner = false;
+    parser.resume(); // may deliver buffered frames, whose handler may pause again
+    if (!pausedByOwner && !pausedByLimit) {
+      socket.resume();
+    }
+  }
+
+  /** How many times the receive limit paused reading so far. */
+  public long limitPauses() {
+    return limitPauses;
   }
 
   /** Closes because the peer broke a framing rule; {@code tag} names it for metrics. */

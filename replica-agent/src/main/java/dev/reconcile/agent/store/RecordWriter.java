@@ -26,6 +26,12 @@ import org.rocksdb.WriteBatch;
  * record, its digest index rows and the clock high-water mark together, committed under the writer
  * lock; the sketches and counters change only after RocksDB accepted the batch, so a failed write
  * leaves both unchanged.
+ *
+ * <p>Tombstones past the grace period ({@code version < wall clock - tombstoneGrace}) are never
+ * stored by a repair: one that wins still removes the older record it beats (the delete happened
+ * and is not undone), and then the key is simply absent, as if this replica had purged the
+ * tombstone already. Replicas that purge at different times therefore never hand a purged tombstone
+ * back to each other (docs/operations.md, "Tombstones and the grace period").
  */
 final class RecordWriter {
   private final StoreDb s;
@@ -126,6 +132,9 @@ final class RecordWriter {
     boolean wTombstone;
     boolean changed;
 
+    /** The winner is a tombstone past the grace period: the key ends absent. */
+    boolean wExpired;
+
     Slot(byte[] key, long keyHash, int partition) {
       this.key = key;
       this.keyHash = keyHash;
@@ -162,6 +171,7 @@ final class RecordWriter {
         }
         slotOf[i] = slot;
       }
+      long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
       s.writer.lock();
       try {
         readCurrent(slots);
@@ -184,14 +194,21 @@ final class RecordWriter {
                       slot.wValueHash,
                       slot.wTombstone)
                   : 1;
+          boolean expired =
+              r.tombstone() && HybridClock.physicalMillis(r.version()) < graceCutoffMillis;
           if (c > 0) {
             slot.winner = r;
             slot.wVersion = r.version();
             slot.wOrigin = r.origin();
             slot.wValueHash = valueHashes[i];
             slot.wTombstone = r.tombstone();
+            slot.wExpired = expired;
             slot.changed = true;
-            applied++;
+            if (expired && !present) {
+              duplicate++; // nothing here to delete: the key is already as the tombstone leaves it
+            } else {
+              applied++;
+            }
           } else if (c == 0) {
             duplicate++;
           } else {
@@ -249,6 +266,15 @@ final class RecordWriter {
       if (!slot.changed) {
         continue;
       }
+      if (slot.wExpired) {
+        // Past the grace period: delete what it beats, store nothing (see the class comment).
+        if (slot.original != null) {
+          batch.delete(s.records, slot.key);
+          batch.delete(s.digests, DigestKeys.of(slot.partition, slot.originalElement, slot.key));
+          changed++;
+        }
+        continue;
+      }
       changed++;
       newElements[j] =
           s.hooks.element(
@@ -276,6 +302,13 @@ final class RecordWriter {
     for (int j = 0; j < slots.size(); j++) {
       Slot slot = slots.get(j);
       if (!slot.changed) {
+        continue;
+      }
+      if (slot.wExpired) {
+        if (slot.original != null) {
+          recordCount.decrementAndGet();
+          sketches.remove(slot.partition, slot.originalElement);
+        }
         continue;
       }
       if (slot.original == null) {
@@ -311,7 +344,7 @@ final class RecordWriter {
     s.lifecycle.readLock().lock();
     try {
       s.checkWritable();
-      long cutoffMillis = nowMillis - s.options.tombstoneGrace().toMillis();
+      long cutoffMillis = graceCutoffMillis(nowMillis);
       int purged = 0;
       List<byte[]> candidates = new ArrayList<>();
       try (ReadOptions ro = new ReadOptions().setFillCache(false);
@@ -335,6 +368,37 @@ final class RecordWriter {
       return purged;
     } catch (RocksDBException e) {
       throw new StoreException("tombstone purge scan failed: " + e.getMessage(), e);
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * Tombstones whose physical time is before this are past the grace period at {@code nowMillis}.
+   */
+  long graceCutoffMillis(long nowMillis) {
+    return nowMillis - s.options.tombstoneGrace().toMillis();
+  }
+
+  /** See {@link ReplicaStore#dropExpiredTombstones}. */
+  int dropExpiredTombstones(List<byte[]> keys, long nowMillis) {
+    if (keys.isEmpty()) {
+      return 0;
+    }
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      long cutoffMillis = graceCutoffMillis(nowMillis);
+      int purged = 0;
+      for (int from = 0; from < keys.size(); from += ReplicaStore.BULK_BATCH) {
+        purged +=
+            purgeBatch(
+                keys.subList(from, Math.min(keys.size(), from + ReplicaStore.BULK_BATCH)),
+                cutoffMillis);
+      }
+      return purged;
+    } catch (RocksDBException e) {
+      throw new StoreException("dropping expired tombstones failed: " + e.getMessage(), e);
     } finally {
       s.lifecycle.readLock().unlock();
     }

@@ -147,6 +147,11 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * incoming) under {@link ConflictRule} is kept (several records for one key in a batch resolve
    * the same way). Sketches are updated only after the batch committed; a failure throws {@link
    * StoreException} and changes nothing. Incoming versions are observed by the clock.
+   *
+   * <p>A winning tombstone already past the grace period ({@link #pastGrace}) is not stored: it
+   * deletes the older record it beats and leaves the key absent (counted as applied), or, when the
+   * key is absent already, changes nothing (counted as duplicate). So a replica that purged a
+   * tombstone never takes it back from one that has not purged it yet.
    */
   @Override
   public ApplyOutcome apply(List<ReplicaRecord> incoming) {
@@ -160,6 +165,27 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    */
   public int purgeTombstones(long nowMillis) {
     return writer.purgeTombstones(nowMillis);
+  }
+
+  /**
+   * Whether {@code r} is a tombstone past the grace period by this store's clock: older than {@code
+   * wall clock - tombstoneGrace}. Such tombstones are not stored by {@link #apply} and may be
+   * purged at any time.
+   */
+  public boolean pastGrace(ReplicaRecord r) {
+    return r.tombstone()
+        && HybridClock.physicalMillis(r.version()) < writer.graceCutoffMillis(clock.wallMillis());
+  }
+
+  /**
+   * Purges those of {@code keys} that are still tombstones past the grace period (each re-checked
+   * under the writer lock; a key rewritten meanwhile is kept), whatever the purge interval; returns
+   * how many were removed. The agent calls it when a round has finished for the past-grace
+   * tombstones it offered the peer, so that such a tombstone stops differing from a replica that
+   * purged it.
+   */
+  public int dropExpiredTombstones(List<byte[]> keys) {
+    return writer.dropExpiredTombstones(keys, clock.wallMillis());
   }
 
   /** Installs a test-only fault injector (null removes it); see {@link FaultInjector}. */

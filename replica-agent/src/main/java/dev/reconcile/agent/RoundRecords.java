@@ -1,0 +1,62 @@
+package dev.reconcile.agent;
+
+import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.RecordStore;
+import dev.reconcile.core.ReplicaRecord;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The store as one round's session sees it. Reads and writes go to the {@link ReplicaStore}; the
+ * keys of the tombstones past the grace period that the round offers the peer are noted, so that
+ * they can be dropped once the round has finished ({@link #dropOfferedExpired}).
+ *
+ * <p>Why: such a tombstone differs from a peer that purged it already, and the peer does not store
+ * it again ({@link ReplicaStore#apply}); unless this side drops it too, every round would find the
+ * same difference. It is still offered, not hidden: a peer that holds an older live version (a
+ * replica back from an absence) deletes that version on receiving it. It is dropped only after the
+ * round, not when it is read: the peer's older version may arrive later in the same round, and
+ * without the tombstone this side would take it as new and resurrect the key.
+ *
+ * <p>Thread-safe; the session reads on its worker, {@link #dropOfferedExpired} runs on another.
+ * Public for other drivers of a round over a {@code ReplicaStore} (the CLI's repair of stopped
+ * stores).
+ */
+public final class RoundRecords implements RecordStore {
+  /** At most this many keys are noted per round; the rest wait for a later round or the purge. */
+  static final int MAX_NOTED = 100_000;
+
+  private final ReplicaStore store;
+  private final List<byte[]> offeredExpired = new ArrayList<>();
+
+  public RoundRecords(ReplicaStore store) {
+    this.store = store;
+  }
+
+  @Override
+  public synchronized List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+    List<ReplicaRecord> out = store.recordsFor(partition, elements);
+    for (ReplicaRecord r : out) {
+      if (offeredExpired.size() < MAX_NOTED && store.pastGrace(r)) {
+        offeredExpired.add(r.key());
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public ApplyOutcome apply(List<ReplicaRecord> records) {
+    return store.apply(records);
+  }
+
+  /** Blocking: purges the past-grace tombstones offered in the round; returns how many. */
+  public synchronized int dropOfferedExpired() {
+    if (offeredExpired.isEmpty()) {
+      return 0;
+    }
+    int n = store.dropExpiredTombstones(List.copyOf(offeredExpired));
+    offeredExpired.clear();
+    return n;
+  }
+}
