@@ -485,6 +485,9 @@ final class TableExchange {
         countDifference += part.countBound();
       }
       group.estimate = Sizing.differenceLowerBound(countDifference, members.size());
+      for (Part part : members) {
+        part.estimate = Math.max(1, Math.round(group.estimate / (double) members.size()));
+      }
       sendTable(group, want);
       return;
     }
