@@ -35,7 +35,7 @@ import picocli.CommandLine.Spec;
     })
 final class BenchCommand implements Callable<Integer> {
   private static final Set<String> EXPERIMENTS =
-      Set.of("protocol", "latency", "stream", "diff", "gossip");
+      Set.of("protocol", "latency", "stream", "diff", "gossip", "socket");
 
   @Spec CommandSpec spec;
 
@@ -74,7 +74,8 @@ final class BenchCommand implements Callable<Integer> {
       split = ",",
       description =
           "any of protocol, latency, stream, diff (runs the shaded jar), gossip (the cluster-mode"
-              + " simulation); diff and gossip are not in the default (default: ${DEFAULT-VALUE})")
+              + " simulation), socket (protocol bytes between two agents through a byte-counting"
+              + " proxy); diff, gossip and socket are not in the default (default: ${DEFAULT-VALUE})")
   List<String> experiments = List.of("protocol", "latency", "stream");
 
   @Option(
@@ -133,6 +134,30 @@ final class BenchCommand implements Callable<Integer> {
       description =
           "protocol grid: log2 of the largest table per partition (default: ${DEFAULT-VALUE}, as the agent)")
   int ibltMaxLog2 = 15;
+
+  @Option(
+      names = "--socket-n",
+      description = "socket experiment: records per agent (default: ${DEFAULT-VALUE})")
+  long socketN = 20_000;
+
+  @Option(
+      names = "--socket-d",
+      split = ",",
+      paramLabel = "D",
+      description = "socket experiment: differences (default: ${DEFAULT-VALUE})")
+  List<Long> socketDs = List.of(1L, 10L, 100L, 1_000L, 10_000L);
+
+  @Option(
+      names = "--socket-rounds",
+      description = "socket experiment: dry-run rounds per point (default: ${DEFAULT-VALUE})")
+  int socketRounds = 5;
+
+  @Option(
+      names = "--rateless-log2",
+      description =
+          "protocol grid: log2 of the coded symbols maintained per partition in the rateless mode"
+              + " (default: ${DEFAULT-VALUE}, as the agent)")
+  int ratelessLog2 = 14;
 
   @Option(
       names = "--merkle-depth",
@@ -239,7 +264,7 @@ final class BenchCommand implements Callable<Integer> {
         throw new CliException(
             "bench: unknown experiment '"
                 + e
-                + "' (expected protocol, latency, stream, diff or gossip)");
+                + "' (expected protocol, latency, stream, diff, gossip or socket)");
       }
     }
     long[] n = positive("--n", ns);
@@ -281,7 +306,8 @@ final class BenchCommand implements Callable<Integer> {
     Bench.Config c =
         new Bench.Config(
             ex,
-            new ProtocolBench.Config(n, d, trials, partitionsLog2, ibltMaxLog2, merkleDepth, seed),
+            new ProtocolBench.Config(
+                n, d, trials, partitionsLog2, ibltMaxLog2, ratelessLog2, merkleDepth, seed),
             ln,
             latencyD,
             warmup,
@@ -293,7 +319,10 @@ final class BenchCommand implements Callable<Integer> {
             streamTrials,
             outDir,
             work,
-            diff);
+            diff,
+            socketN,
+            positive("--socket-d", socketDs),
+            socketRounds);
     Bench.Result r;
     try {
       r =

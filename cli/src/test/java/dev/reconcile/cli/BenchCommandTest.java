@@ -67,7 +67,7 @@ class BenchCommandTest {
     assertThat(out.resolve("work")).doesNotExist();
 
     List<Map<String, String>> summary = csv(out.resolve("protocol-summary.csv"));
-    assertThat(summary).hasSize(2 * 5);
+    assertThat(summary).hasSize(2 * 7);
     for (Map<String, String> row : summary) {
       long d = Long.parseLong(row.get("d"));
       double bytes = Double.parseDouble(row.get("bytes_median"));
@@ -77,13 +77,15 @@ class BenchCommandTest {
           .as("row %s", row)
           .isGreaterThanOrEqualTo(8.0 * d)
           .isLessThan(2 * 2000 * 8 + 600_000);
-      // meets_target says whether the median met the target (strata: 6 x 8 B x d + estimator;
-      // oracle: 3 x 8 B x d + 1 KiB), recomputed here; the baselines have no target.
+      // meets_target says whether the median met the target (estimator, strata: 6 x 8 B x d +
+      // the estimator's size for d >= 10; rateless: 3 x 8 B x d + 1 KiB), recomputed here; the
+      // oracle and the baselines have no target.
       String mode = row.get("mode");
-      if (mode.equals("strata") || mode.equals("oracle")) {
+      boolean estimatorMode = mode.equals("estimator") || mode.equals("strata");
+      if ((estimatorMode && d >= 10) || mode.equals("rateless")) {
         double target =
-            mode.equals("strata")
-                ? 48.0 * d + Double.parseDouble(row.get("estimator_bytes_median"))
+            estimatorMode
+                ? 48.0 * d + Double.parseDouble(row.get("estimator_size"))
                 : 24.0 * d + 1024;
         assertThat(Double.parseDouble(row.get("target_bytes"))).as("row %s", row).isEqualTo(target);
         assertThat(row.get("meets_target"))
@@ -92,17 +94,18 @@ class BenchCommandTest {
       } else {
         assertThat(row.get("meets_target")).as("row %s", row).isEmpty();
       }
+      if (mode.equals("estimator")) {
+        assertThat(Long.parseLong(row.get("estimator_size"))).isEqualTo(4059);
+      }
       if (row.get("mode").equals("digest-list")) {
         assertThat(bytes).isEqualTo(8.0 * (2000 + 2000 - (d % 2)));
       }
-      if (row.get("mode").equals("strata")) {
-        // Partitions of 125 elements are settled by their digest lists (cheaper than a 16 KB
+      if (estimatorMode) {
+        // Partitions of 125 elements are settled by their digest lists (cheaper than an
         // estimator): far less than both whole lists; three round trips (hello, fingerprints,
         // list).
         assertThat(bytes).as("row %s", row).isLessThan(8.0 * 2000);
         assertThat(Double.parseDouble(row.get("round_trips_median"))).isBetween(2.0, 4.0);
-        assertThat(Double.parseDouble(row.get("target_bytes")))
-            .isEqualTo(48.0 * d + Double.parseDouble(row.get("estimator_bytes_median")));
       }
     }
     List<Map<String, String>> latency = csv(out.resolve("latency-summary.csv"));

@@ -10,7 +10,7 @@ import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
-import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.EstimatorKinds;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,7 +50,7 @@ class RemoteSketchesTest {
 
   @Test
   void sessionOverHttpFindsWhatTheStoresDiffer() throws Exception {
-    EstimatorFactory f = StrataEstimatorFactory.defaults();
+    EstimatorFactory f = EstimatorKinds.defaults();
     try (ReplicaAgent a = start("a", "s1");
         ReplicaAgent c = start("c", "s1")) {
       LocalReplica ra = LocalReplica.of(a);
@@ -96,7 +96,7 @@ class RemoteSketchesTest {
 
   @Test
   void mismatchedParametersAndBadRequestsAreClearErrors() throws Exception {
-    EstimatorFactory f = StrataEstimatorFactory.defaults();
+    EstimatorFactory f = EstimatorKinds.defaults();
     try (ReplicaAgent a = start("a", "s1")) {
       SketchParams other =
           ReplicaAgent.sketchParams(

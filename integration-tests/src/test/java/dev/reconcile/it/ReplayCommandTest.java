@@ -14,7 +14,7 @@ import dev.reconcile.cli.ReconcileCommand;
 import dev.reconcile.cli.replay.ProcessCluster;
 import dev.reconcile.cli.replay.ScenarioRunner;
 import dev.reconcile.cli.replay.TestHookKeys;
-import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.EstimatorKinds;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;
@@ -73,7 +73,7 @@ class ReplayCommandTest {
             name,
             d);
     AgentConfig ac = AgentConfig.fromMap(cfg);
-    var est = StrataEstimatorFactory.defaults();
+    var est = EstimatorKinds.defaults();
     try (ReplicaStore s =
         ReplicaStore.open(
             StoreOptions.builder(d, ReplicaAgent.sketchParams(ac, est), est)
@@ -166,7 +166,7 @@ class ReplayCommandTest {
     AgentTestHooks hooks = TestHookKeys.parse(Map.of("clock-offset", "-1h"));
     assertThat(hooks.clockOffset()).isEqualTo(Duration.ofHours(-1));
     assertThat(hooks.estimatorScale()).isEqualTo(1.0);
-    try (ReplicaAgent a = ReplicaAgent.start(c, StrataEstimatorFactory.defaults(), hooks)) {
+    try (ReplicaAgent a = ReplicaAgent.start(c, EstimatorKinds.defaults(), hooks)) {
       long v = a.store().put(new byte[] {1}, new byte[] {2});
       long behind = System.currentTimeMillis() - HybridClock.physicalMillis(v);
       assertThat(behind).isBetween(3_500_000L, 3_700_000L);

@@ -247,7 +247,7 @@ public final class ReconcileSession {
         if (ctx.rateless) {
           rateless.start(rest);
         } else {
-          tables.offer(rest);
+          tables.start(rest);
         }
       }
       case HELLO_ACK -> {

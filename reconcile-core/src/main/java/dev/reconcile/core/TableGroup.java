@@ -9,6 +9,19 @@ final class TableGroup {
   int attempts;
   IbltShape lastShape;
   IbltShape requested;
+
+  /** The outstanding request asks for the extension of the last table, not a whole table. */
+  boolean requestedExtension;
+
+  /**
+   * Responder: a copy of the last table's difference taken before peeling, kept while its extension
+   * may be asked for ({@link Iblt#unfold}); null otherwise.
+   */
+  Iblt kept;
+
+  /** The first table was sized from the fingerprints' count difference, with no estimator. */
+  boolean blind;
+
   long estimate;
 
   TableGroup(int[] partitions) {

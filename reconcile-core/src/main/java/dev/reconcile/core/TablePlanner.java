@@ -8,12 +8,20 @@ import java.util.List;
  * Which tables to send for a set of unequal partitions, from the estimated difference over them:
  * pure arithmetic on {@link Sizing} and the {@link SketchParams} ladder, no session state.
  *
- * <p>The plan sizes for the estimate with room for the estimator's error (its sizing factor; none
- * when the estimate is exact), never below the difference of the element counts (a lower bound). It
- * uses the fewest groups of partitions whose tables leave room for one doubling below the largest
- * table; with several groups each gets its share plus room for the spread of a random split (3
- * standard deviations of a Poisson share). A group whose table would not fit, or would cost more
- * than its sorted element lists, sends the lists instead.
+ * <p>Each group's first table is the one of least expected bytes, retries by incremental doubling
+ * included ({@link Sizing#firstShape(long, boolean, double, long)}: averaged over the differences
+ * an inexact estimate leaves possible, from the estimator's sizing factor; exact when the estimate
+ * is), never below the fingerprints' lower bound on the difference ({@link
+ * Sizing#differenceLowerBound}). A failed table then costs only its extension (as many cells
+ * again), so the plan no longer pays for a 99.9 % first-try success. For hash counts other than
+ * {@link Sizing#HASH_COUNT} (no decode table) it falls back to the 99.9 % table of {@link
+ * Sizing#cellsFor} for the estimate times the sizing factor.
+ *
+ * <p>It uses the fewest groups of partitions whose 99.9 % tables (for the estimate times the sizing
+ * factor) leave room for one doubling below the largest table; with several groups each gets its
+ * share plus room for the spread of a random split (3 standard deviations of a Poisson share). A
+ * group whose table would not fit, or would cost more than its sorted element lists, sends the
+ * lists instead.
  */
 final class TablePlanner {
   private TablePlanner() {}
@@ -61,14 +69,42 @@ final class TablePlanner {
         bound += Math.abs(localCounts[i] - remoteCounts[i]);
         listBytes += localCounts[i] * 8;
       }
-      long d = Math.max(groupShare(planned, g), bound);
-      IbltShape shape = params.shapeWithAtLeast(Sizing.cellsFor(d));
+      IbltShape shape =
+          firstShape(
+              params,
+              g == 1 ? estimate : groupShare(estimate, g),
+              exact,
+              sizingFactor,
+              bound,
+              size,
+              g == 1 ? planned : groupShare(planned, g));
       if (shape != null && shape.cells() * CellLayout.WIDE.cellBytes() >= listBytes) {
         shape = null; // the lists cost less than the table
       }
       out.add(new Group(members, shape, Math.round(estimate * (double) size / n)));
     }
     return out;
+  }
+
+  /**
+   * The first table of a group whose estimated share is {@code estimate}, whose {@code members}
+   * partitions' counts differ by {@code countDifference} in all, and whose share of the estimate
+   * times the sizing factor is {@code planned}; null when no allowed table is large enough.
+   */
+  static IbltShape firstShape(
+      SketchParams params,
+      long estimate,
+      boolean exact,
+      double sizingFactor,
+      long countDifference,
+      int members,
+      long planned) {
+    if (params.ibltHashCount() != Sizing.HASH_COUNT) {
+      return params.shapeWithAtLeast(Sizing.cellsFor(Math.max(planned, countDifference)));
+    }
+    long lowerBound = Sizing.differenceLowerBound(countDifference, members);
+    IbltShape best = Sizing.firstShape(estimate, exact, sizingFactor, lowerBound);
+    return params.allows(best) ? best : params.shapeWithAtLeast(best.cells());
   }
 
   /** Planned difference of one of {@code g} groups sharing {@code planned}. */

@@ -77,6 +77,29 @@ public final class Wire {
    */
   public static Iblt readIblt(IbltProto m, SketchParams params, IbltShape expected)
       throws ProtocolException {
+    IbltShape shape = checkIbltHeader(m, params, expected);
+    try {
+      return Iblt.readCells(
+          params.spec(), shape, CellLayout.WIDE, m.getCells().asReadOnlyByteBuffer());
+    } catch (FormatException e) {
+      throw new ProtocolException(Code.MALFORMED, e.getMessage());
+    }
+  }
+
+  /**
+   * Reads a peer's extension of a failed table to {@code expected} (its doubled shape): the same
+   * checks as {@link #readIblt} on everything but the cells, which are returned unread; {@link
+   * Iblt#unfold} checks their exact length (half of {@code expected}'s cells) before allocating.
+   */
+  public static ByteBuffer readExtension(IbltProto m, SketchParams params, IbltShape expected)
+      throws ProtocolException {
+    checkIbltHeader(m, params, expected);
+    return m.getCells().asReadOnlyByteBuffer();
+  }
+
+  /** The checks of {@link #readIblt} before the cells; returns the shape. */
+  private static IbltShape checkIbltHeader(IbltProto m, SketchParams params, IbltShape expected)
+      throws ProtocolException {
     if (m.getFormatVersion() != SKETCH_VERSION) {
       throw new ProtocolException(
           Code.VERSION,
@@ -122,11 +145,7 @@ public final class Wire {
       throw new ProtocolException(
           Code.MALFORMED, "IBLT cell layout " + layout + ", expected " + CellLayout.WIDE);
     }
-    try {
-      return Iblt.readCells(spec, shape, layout, m.getCells().asReadOnlyByteBuffer());
-    } catch (FormatException e) {
-      throw new ProtocolException(Code.MALFORMED, e.getMessage());
-    }
+    return shape;
   }
 
   /** Packs longs as 8-byte little-endian values. */

@@ -20,12 +20,27 @@ public final class ExactEstimator implements DifferenceEstimator {
   public static final int KIND = 99;
   private final TreeMap<Long, Integer> counts = new TreeMap<>();
   private final double factor;
+  private final long claimedWireBytes;
 
   public ExactEstimator(double factor) {
+    this(factor, 64);
+  }
+
+  /**
+   * @param claimedWireBytes what {@link #wireBytes} claims: the session compares it with the lists
+   *     and with a small first table (a real estimator costs about 4 KiB)
+   */
+  public ExactEstimator(double factor, long claimedWireBytes) {
     this.factor = factor;
+    this.claimedWireBytes = claimedWireBytes;
   }
 
   public static EstimatorFactory factory(double factor) {
+    return factory(factor, 64);
+  }
+
+  /** Estimators that claim {@code claimedWireBytes} on the wire. */
+  public static EstimatorFactory factory(double factor, long claimedWireBytes) {
     EstimatorParams p = EstimatorParams.newBuilder().setKind(KIND).build();
     return new EstimatorFactory() {
       @Override
@@ -35,7 +50,7 @@ public final class ExactEstimator implements DifferenceEstimator {
 
       @Override
       public DifferenceEstimator create(HashSpec spec) {
-        return new ExactEstimator(factor);
+        return new ExactEstimator(factor, claimedWireBytes);
       }
     };
   }
@@ -99,13 +114,13 @@ public final class ExactEstimator implements DifferenceEstimator {
 
   @Override
   public DifferenceEstimator copy() {
-    ExactEstimator e = new ExactEstimator(factor);
+    ExactEstimator e = new ExactEstimator(factor, claimedWireBytes);
     e.counts.putAll(counts);
     return e;
   }
 
   @Override
   public long wireBytes() {
-    return 64;
+    return claimedWireBytes;
   }
 }

@@ -21,15 +21,23 @@ class TablePlannerTest {
 
   @ParameterizedTest
   @ValueSource(longs = {1, 3, 10, 40, 100, 500, 1000})
-  void oneGroupIsSizedFromTheEstimateTimesTheFactor(long d) {
+  void oneGroupGetsTheFirstTableOfLeastExpectedBytes(long d) {
     int[] ps = {2, 5, 9};
     List<TablePlanner.Group> plan =
         TablePlanner.plan(PARAMS, d, false, 1.35, ps, counts(3, 100_000), counts(3, 100_000));
-    long planned = (long) Math.ceil(d * 1.35);
     assertThat(plan).hasSize(1);
     assertThat(plan.get(0).partitions()).containsExactly(2, 5, 9);
-    assertThat(plan.get(0).shape()).isEqualTo(PARAMS.shapeWithAtLeast(Sizing.cellsFor(planned)));
+    // Equal counts in 3 unequal partitions: d >= 2 per partition.
+    IbltShape best = Sizing.firstShape(d, false, 1.35, Sizing.differenceLowerBound(0, 3));
+    assertThat(plan.get(0).shape()).isEqualTo(best);
     assertThat(plan.get(0).estimate()).isEqualTo(d);
+    // Cheaper in expected bytes than the 99.9 % table the planner used to send, at the estimate.
+    IbltShape old = PARAMS.shapeWithAtLeast(Sizing.cellsFor((long) Math.ceil(d * 1.35)));
+    if (d >= 3) {
+      assertThat(best.cells()).isLessThan(old.cells());
+      assertThat(Sizing.expectedBytes(d, best, 14, Sizing.DEFAULT_ROUND_TRIP_BYTES))
+          .isLessThan(Sizing.expectedBytes(d, old, 14, Sizing.DEFAULT_ROUND_TRIP_BYTES));
+    }
   }
 
   @Test
@@ -39,8 +47,8 @@ class TablePlannerTest {
         TablePlanner.plan(PARAMS, 100, true, 1.35, ps, counts(1, 9000), counts(1, 9000)).get(0);
     TablePlanner.Group inexact =
         TablePlanner.plan(PARAMS, 100, false, 1.35, ps, counts(1, 9000), counts(1, 9000)).get(0);
-    assertThat(exact.shape()).isEqualTo(PARAMS.shapeWithAtLeast(Sizing.cellsFor(100)));
-    assertThat(exact.shape().cells()).isLessThan(inexact.shape().cells());
+    assertThat(exact.shape()).isEqualTo(Sizing.firstShape(100));
+    assertThat(exact.shape().cells()).isLessThanOrEqualTo(inexact.shape().cells());
   }
 
   @Test
@@ -51,7 +59,8 @@ class TablePlannerTest {
         TablePlanner.plan(
                 PARAMS, 5, true, 1.0, ps, new long[] {10_300, 10_000}, new long[] {10_000, 10_200})
             .get(0);
-    assertThat(g.shape()).isEqualTo(PARAMS.shapeWithAtLeast(Sizing.cellsFor(500)));
+    assertThat(g.shape()).isEqualTo(Sizing.firstShape(500));
+    assertThat(g.shape().cells()).isGreaterThanOrEqualTo(500);
   }
 
   @Test
@@ -77,8 +86,7 @@ class TablePlannerTest {
         assertThat(p % g).isEqualTo(j);
         seen[p]++;
       }
-      assertThat(plan.get(j).shape())
-          .isEqualTo(PARAMS.shapeWithAtLeast(Sizing.cellsFor(TablePlanner.groupShare(d, g))));
+      assertThat(plan.get(j).shape()).isEqualTo(Sizing.firstShape(TablePlanner.groupShare(d, g)));
     }
     assertThat(seen).containsOnly(1);
   }

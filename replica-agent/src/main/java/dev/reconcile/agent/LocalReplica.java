@@ -8,7 +8,7 @@ import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
-import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.EstimatorKinds;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -41,8 +41,7 @@ public final class LocalReplica implements AutoCloseable {
    * offset.
    */
   public static LocalReplica open(AgentConfig config) {
-    return new LocalReplica(
-        ReplicaAgent.openStore(config, StrataEstimatorFactory.defaults()), true);
+    return new LocalReplica(ReplicaAgent.openStore(config, EstimatorKinds.defaults()), true);
   }
 
   /**

@@ -7,7 +7,7 @@ import dev.reconcile.agent.store.StoreOptions;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.SketchParams;
-import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.EstimatorKinds;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -63,7 +63,7 @@ public final class ReplicaAgent implements AutoCloseable {
 
   /** Opens the store, rebuilds sketches, listens on both ports and starts the scheduler. */
   public static ReplicaAgent start(AgentConfig config) throws Exception {
-    return start(config, StrataEstimatorFactory.defaults());
+    return start(config, EstimatorKinds.defaults());
   }
 
   /**

@@ -59,9 +59,11 @@ class SessionEndToEndTest {
         .as("R's peer missing, " + where)
         .containsExactly(sorted(s.onlyB));
 
-    // The estimator path was taken where partitions differ, and its estimate was sane.
+    // The estimator path was taken where partitions differ, and its estimate was sane (when an
+    // estimator was sent: a small first table is sized from the count difference instead).
+    boolean estimated = r.stats().estimatorBytes() > 0;
     for (PartitionOutcome o : i.outcomes()) {
-      if (o.path() == PartitionOutcome.Path.IBLT) {
+      if (o.path() == PartitionOutcome.Path.IBLT && estimated) {
         assertThat(o.estimate()).as("partition %d, %s", o.partition(), where).isPositive();
         assertThat((double) o.estimate())
             .as("partition %d estimate vs d %d, %s", o.partition(), o.difference(), where)

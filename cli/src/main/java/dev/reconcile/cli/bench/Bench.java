@@ -32,7 +32,10 @@ public final class Bench {
       int streamTrials,
       Path out,
       Path work,
-      DiffBench.Config diff) {}
+      DiffBench.Config diff,
+      long socketN,
+      long[] socketDs,
+      int socketRounds) {}
 
   /** Everything measured, for the caller's summary. */
   public record Result(
@@ -108,6 +111,11 @@ public final class Bench {
       }
       files.add(c.out().resolve("stream-trials.csv"));
       files.add(c.out().resolve("stream-summary.csv"));
+    }
+    if (c.experiments().contains("socket")) {
+      SocketBench.run(c.socketN(), c.socketDs(), c.socketRounds(), c.work(), c.out(), log);
+      files.add(c.out().resolve("socket-rounds.csv"));
+      files.add(c.out().resolve("socket-summary.csv"));
     }
     List<DiffBench.Summary> diff = List.of();
     if (c.experiments().contains("diff")) {

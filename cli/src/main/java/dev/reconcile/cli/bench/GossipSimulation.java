@@ -11,7 +11,7 @@ import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionConfig;
 import dev.reconcile.core.SessionLimits;
 import dev.reconcile.core.SketchParams;
-import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.EstimatorKinds;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -86,7 +86,7 @@ public final class GossipSimulation {
       double seconds) {}
 
   private final Config config;
-  private final EstimatorFactory estimators = StrataEstimatorFactory.defaults();
+  private final EstimatorFactory estimators = EstimatorKinds.defaults();
   private final SketchParams params;
   private final int partitionShift;
 

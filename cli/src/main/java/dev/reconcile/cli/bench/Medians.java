@@ -21,6 +21,20 @@ final class Medians {
     return of(Arrays.stream(xs).asDoubleStream().toArray());
   }
 
+  /**
+   * The {@code q} quantile by the nearest-rank method (the smallest value with at least {@code q}
+   * of the sample at or below it); NaN when empty.
+   */
+  static double quantile(double[] xs, double q) {
+    if (xs.length == 0) {
+      return Double.NaN;
+    }
+    double[] s = xs.clone();
+    Arrays.sort(s);
+    int rank = (int) Math.ceil(q * s.length);
+    return s[Math.max(0, Math.min(s.length - 1, rank - 1))];
+  }
+
   static double max(double[] xs) {
     return Arrays.stream(xs).max().orElse(Double.NaN);
   }

@@ -27,13 +27,19 @@ package dev.reconcile.cli.bench;
 final class MerkleBaseline {
   private MerkleBaseline() {}
 
-  /** Bytes and round trips of one comparison; {@code differingLeaves} for the report. */
+  /**
+   * Bytes and round trips of one comparison; {@code differingLeaves} for the report; the elements
+   * each side sends for the differing leaves (what the other side compares with its own to find the
+   * difference).
+   */
   record Cost(
       long topDownBytes,
       int topDownRoundTrips,
       long fullTreeBytes,
       int fullTreeRoundTrips,
-      long differingLeaves) {}
+      long differingLeaves,
+      long[] differingLeafElementsA,
+      long[] differingLeafElementsB) {}
 
   static Cost compare(long[] a, int aSize, long[] b, int bSize, int depth) {
     if (depth < 1 || depth > 24) {
@@ -76,7 +82,28 @@ final class MerkleBaseline {
     }
     long listBytes = 8 * leafElements;
     long fullTree = 2L * 8 * leaves + listBytes;
-    return new Cost(bytes + listBytes, depth + 2, fullTree, 2, differing);
+    return new Cost(
+        bytes + listBytes,
+        depth + 2,
+        fullTree,
+        2,
+        differing,
+        inDifferingLeaves(a, aSize, depth, ta, tb),
+        inDifferingLeaves(b, bSize, depth, ta, tb));
+  }
+
+  /** The elements of {@code elements} whose leaf hashes differ between the two trees. */
+  private static long[] inDifferingLeaves(
+      long[] elements, int size, int depth, long[] ta, long[] tb) {
+    int leaves = 1 << depth;
+    java.util.stream.LongStream.Builder out = java.util.stream.LongStream.builder();
+    for (int i = 0; i < size; i++) {
+      int leaf = (int) (mix(elements[i]) >>> (64 - depth));
+      if (ta[leaves + leaf] != tb[leaves + leaf]) {
+        out.add(elements[i]);
+      }
+    }
+    return out.build().toArray();
   }
 
   private static void fill(long[] elements, int size, int depth, long[] tree, int[] counts) {

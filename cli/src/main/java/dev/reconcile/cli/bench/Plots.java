@@ -21,6 +21,8 @@ final class Plots {
 
   private static final Map<String, String> LABELS =
       Map.of(
+          "rateless", "reconcile, rateless (default)",
+          "estimator", "reconcile, tug-of-war estimator + IBLT",
           "strata", "reconcile (strata estimator + IBLT)",
           "oracle", "reconcile, d known (IBLT only)",
           "digest-list", "full sorted digest list",
@@ -59,7 +61,7 @@ final class Plots {
     XYChart c = chart("Protocol bytes / (d x 8 B)", "d (elements differing)", "ratio");
     c.getStyler().setXAxisLogarithmic(true).setYAxisLogarithmic(true);
     for (long n : ns) {
-      for (String mode : List.of("strata", "oracle")) {
+      for (String mode : List.of("rateless", "estimator", "strata", "oracle")) {
         List<ProtocolBench.Summary> s =
             all.stream().filter(x -> x.n() == n && x.mode().equals(mode)).toList();
         if (s.isEmpty()) {
@@ -73,7 +75,7 @@ final class Plots {
     }
     long nMax = ns[ns.length - 1];
     List<ProtocolBench.Summary> strata =
-        all.stream().filter(x -> x.n() == nMax && x.mode().equals("strata")).toList();
+        all.stream().filter(x -> x.n() == nMax && x.mode().equals("estimator")).toList();
     if (!strata.isEmpty()) {
       double[] ds = strata.stream().mapToDouble(ProtocolBench.Summary::d).toArray();
       XYSeries t6 =
@@ -84,7 +86,7 @@ final class Plots {
       t6.setMarker(SeriesMarkers.NONE);
       XYSeries t3 =
           c.addSeries(
-              "target: 3 x d x 8 B + 1 KiB (best mode)",
+              "target: 3 x d x 8 B + 1 KiB (rateless)",
               ds,
               strata.stream()
                   .mapToDouble(s -> ProtocolBench.targetBytes(false, s.d(), 0) / (8.0 * s.d()))

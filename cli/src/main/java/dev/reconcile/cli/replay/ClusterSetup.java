@@ -5,7 +5,7 @@ import dev.reconcile.agent.KeyCodec;
 import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.core.ReplicaRecord;
-import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.EstimatorKinds;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -62,7 +62,7 @@ final class ClusterSetup {
       }
       configs.put(name, c);
       AgentConfig ac = AgentConfig.fromMap(c);
-      ctx.specs.put(name, ReplicaAgent.sketchParams(ac, StrataEstimatorFactory.defaults()).spec());
+      ctx.specs.put(name, ReplicaAgent.sketchParams(ac, EstimatorKinds.defaults()).spec());
       seed(name, ac, data);
     }
     for (int i = 0; i < names.size(); i++) {

@@ -8,7 +8,7 @@ import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.ReplicaRecord;
-import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.EstimatorKinds;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -53,9 +53,7 @@ public final class InJvmCluster implements Cluster {
   private void launch(String name) throws Exception {
     ReplicaAgent a =
         ReplicaAgent.start(
-            AgentConfig.fromMap(configs.get(name)),
-            StrataEstimatorFactory.defaults(),
-            hooks.get(name));
+            AgentConfig.fromMap(configs.get(name)), EstimatorKinds.defaults(), hooks.get(name));
     agents.put(name, a);
     peers.put(name, new InetSocketAddress("127.0.0.1", a.peerPort()));
   }
