@@ -29,48 +29,48 @@ final class RepairExchange {
   private final RepairConfig config;
   private final Runnable bothEnded;
 
-  /**
-   * What to send of one partition: listed elements, or every record (a bulk partition, read by a
-   * range scan of the store without a lookup per element).
-   */
+  /** What to send of one partition: listed elements, or every element (a bulk partition). */
   private static final class Source {
     final int partition;
     final long[] elements;
-    RecordStore.PartitionScan scan;
+    ElementCursor cursor;
     int offset;
 
-    Source(int partition, long[] elements, RecordStore.PartitionScan scan) {
+    Source(int partition, long[] elements, ElementCursor cursor) {
       this.partition = partition;
       this.elements = elements;
-      this.scan = scan;
+      this.cursor = cursor;
     }
 
-    /** The next at most {@code n} listed elements (a listed source only). */
+    /** The next at most {@code n} elements; empty when done (and the cursor closed). */
     long[] next(int n) {
-      int k = Math.min(n, elements.length - offset);
-      long[] chunk = Arrays.copyOfRange(elements, offset, offset + k);
-      offset += k;
-      return chunk;
-    }
-
-    /** The next records of a bulk source; empty when done (and the scan closed). */
-    List<ReplicaRecord> nextRecords(int maxRecords, long maxBytes) {
-      List<ReplicaRecord> out = scan.next(maxRecords, maxBytes);
-      if (out.isEmpty()) {
+      if (cursor == null) {
+        int k = Math.min(n, elements.length - offset);
+        long[] chunk = Arrays.copyOfRange(elements, offset, offset + k);
+        offset += k;
+        return chunk;
+      }
+      long[] buf = new long[n];
+      int k = 0;
+      while (k < n && cursor.next()) {
+        buf[k++] = cursor.element();
+      }
+      if (k < n) {
         close();
       }
-      return out;
+      return k == n ? buf : Arrays.copyOf(buf, k);
     }
 
     void close() {
-      if (scan != null) {
-        scan.close();
-        scan = null;
+      if (cursor != null) {
+        cursor.close();
+        cursor = null;
+        offset = -1; // done
       }
     }
 
     boolean done() {
-      return elements == null ? scan == null : offset >= elements.length;
+      return cursor == null && (elements == null || offset >= elements.length);
     }
   }
 
@@ -97,7 +97,7 @@ final class RepairExchange {
   void start() {
     for (PartitionOutcome o : ctx.outcomes.values()) {
       if (o.path() == PartitionOutcome.Path.BULK && o.lacksThere() > 0) {
-        sendQueue.add(new Source(o.partition(), null, ctx.records.scan(o.partition(), ctx.local)));
+        sendQueue.add(new Source(o.partition(), null, ctx.local.sortedElements(o.partition())));
       } else if (o.missingRemote().length > 0) {
         sendQueue.add(new Source(o.partition(), o.missingRemote(), null));
       }
@@ -167,19 +167,13 @@ final class RepairExchange {
       if (src == null) {
         return false;
       }
-      List<ReplicaRecord> records;
-      if (src.elements == null) {
-        records = src.nextRecords(config.batchRecords(), config.batchBytes());
-      } else {
-        long[] chunk = src.next(config.batchRecords());
-        records = chunk.length == 0 ? List.of() : ctx.records.recordsFor(src.partition, chunk);
-      }
+      long[] chunk = src.next(config.batchRecords());
       if (src.done()) {
         sendQueue.poll();
       }
-      if (!records.isEmpty()) {
+      if (chunk.length > 0) {
         fetchedPartition = src.partition;
-        splitIntoBatches(records);
+        splitIntoBatches(ctx.records.recordsFor(src.partition, chunk));
       }
     }
     return true;

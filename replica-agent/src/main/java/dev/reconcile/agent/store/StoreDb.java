@@ -111,9 +111,6 @@ final class StoreDb {
       ColumnFamilyOptions recordOptions =
           own(natives, new ColumnFamilyOptions())
               .setTableFormatConfig(tableConfig(cache).setFilterPolicy(bloom));
-      if (Boolean.getBoolean("reconcile.store.blobFiles")) {
-        recordOptions.setEnableBlobFiles(true).setMinBlobSize(4096);
-      }
       ColumnFamilyOptions digestOptions =
           own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
       ColumnFamilyOptions metaOptions =
