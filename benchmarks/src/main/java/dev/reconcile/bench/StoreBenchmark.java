@@ -115,6 +115,10 @@ public class StoreBenchmark {
     @Param({"15"})
     public int maxLog2;
 
+    /** Coded symbols per partition, 2^ratelessLog2 (the agent's default 14; 0 for none). */
+    @Param({"14"})
+    public int ratelessLog2;
+
     Path dir;
     ReplicaStore store;
     Options rawOptions;
@@ -137,7 +141,7 @@ public class StoreBenchmark {
       } else {
         store =
             ReplicaStore.open(
-                options(dir, params(partitionsLog2, maxLog2))
+                options(dir, params(partitionsLog2, maxLog2).withRatelessLog2(ratelessLog2))
                     .maintainSketches(mode.equals("SKETCHES"))
                     .build());
       }

@@ -1,6 +1,7 @@
 package dev.reconcile.cli;
 
 import dev.reconcile.cli.bench.Bench;
+import dev.reconcile.cli.bench.CatchupBench;
 import dev.reconcile.cli.bench.DiffBench;
 import dev.reconcile.cli.bench.GossipReport;
 import dev.reconcile.cli.bench.GossipSimulation;
@@ -10,8 +11,10 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -35,7 +38,7 @@ import picocli.CommandLine.Spec;
     })
 final class BenchCommand implements Callable<Integer> {
   private static final Set<String> EXPERIMENTS =
-      Set.of("protocol", "latency", "stream", "diff", "gossip", "socket");
+      Set.of("protocol", "latency", "stream", "diff", "gossip", "socket", "catchup");
 
   @Spec CommandSpec spec;
 
@@ -211,6 +214,51 @@ final class BenchCommand implements Callable<Integer> {
   int streamLargeValueBytes = 64 << 10;
 
   @Option(
+      names = "--catchup-records",
+      description = "records of the catch-up source with small values (default: ${DEFAULT-VALUE})")
+  int catchupRecords = 200_000;
+
+  @Option(
+      names = "--catchup-value-bytes",
+      description = "value size of the small catch-up (default: ${DEFAULT-VALUE})")
+  int catchupValueBytes = 100;
+
+  @Option(
+      names = "--catchup-large-records",
+      description =
+          "records of the catch-up source with large values, 0 for none (default:"
+              + " ${DEFAULT-VALUE})")
+  int catchupLargeRecords = 4096;
+
+  @Option(
+      names = "--catchup-large-value-bytes",
+      description = "value size of the large catch-up (default: ${DEFAULT-VALUE})")
+  int catchupLargeValueBytes = 64 << 10;
+
+  @Option(
+      names = "--catchup-trials",
+      description = "cold trials per catch-up configuration (default: ${DEFAULT-VALUE})")
+  int catchupTrials = 3;
+
+  @Option(
+      names = "--catchup-jfr",
+      paramLabel = "DIR",
+      description = "record a JFR profile of every catch-up agent process into DIR")
+  Path catchupJfr;
+
+  @Option(
+      names = "--catchup-jvm-option",
+      paramLabel = "OPTION",
+      description = "extra JVM option for the catch-up agent processes (repeatable)")
+  List<String> catchupJvmOptions = List.of();
+
+  @Option(
+      names = "--catchup-set",
+      paramLabel = "KEY=VALUE",
+      description = "extra agent config for the catch-up agent processes (repeatable)")
+  List<String> catchupSets = List.of();
+
+  @Option(
       names = "--stream-trials",
       description = "trials per stream configuration (default: ${DEFAULT-VALUE})")
   int streamTrials = 3;
@@ -264,7 +312,7 @@ final class BenchCommand implements Callable<Integer> {
         throw new CliException(
             "bench: unknown experiment '"
                 + e
-                + "' (expected protocol, latency, stream, diff, gossip or socket)");
+                + "' (expected protocol, latency, stream, diff, gossip, socket or catchup)");
       }
     }
     long[] n = positive("--n", ns);
@@ -322,7 +370,8 @@ final class BenchCommand implements Callable<Integer> {
             diff,
             socketN,
             positive("--socket-d", socketDs),
-            socketRounds);
+            socketRounds,
+            ex.contains("catchup") ? catchupConfigs(work) : List.of());
     Bench.Result r;
     try {
       r =
@@ -341,6 +390,54 @@ final class BenchCommand implements Callable<Integer> {
     out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
     out.flush();
     return 0;
+  }
+
+  private List<CatchupBench.Config> catchupConfigs(Path work) {
+    if (catchupTrials < 1 || catchupRecords < 1 || catchupLargeRecords < 0) {
+      throw new CliException("bench: --catchup-trials and --catchup-records must be >= 1");
+    }
+    Path jar = ProcessCluster.locateJar();
+    if (!Files.isRegularFile(jar)) {
+      throw new CliException(
+          "bench: the catchup experiment runs agent processes from the shaded jar, and there is"
+              + " none at "
+              + jar
+              + " (build it: ./mvnw -B -ntp -pl cli -am package -DskipTests)");
+    }
+    Map<String, String> sets = new LinkedHashMap<>();
+    for (String kv : catchupSets) {
+      int eq = kv.indexOf('=');
+      if (eq < 1) {
+        throw new CliException("bench: --catchup-set " + kv + " is not KEY=VALUE");
+      }
+      sets.put(kv.substring(0, eq), kv.substring(eq + 1));
+    }
+    List<CatchupBench.Config> out = new java.util.ArrayList<>();
+    out.add(
+        new CatchupBench.Config(
+            catchupRecords,
+            catchupValueBytes,
+            catchupTrials,
+            jar,
+            work,
+            catchupJfr,
+            catchupJvmOptions,
+            sets,
+            seed));
+    if (catchupLargeRecords > 0) {
+      out.add(
+          new CatchupBench.Config(
+              catchupLargeRecords,
+              catchupLargeValueBytes,
+              catchupTrials,
+              jar,
+              work,
+              catchupJfr,
+              catchupJvmOptions,
+              sets,
+              seed + 1));
+    }
+    return out;
   }
 
   private DiffBench.Config diffConfig(Path work) {

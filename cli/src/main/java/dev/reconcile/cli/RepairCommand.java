@@ -11,6 +11,7 @@ import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.LocalRound;
 import dev.reconcile.core.OutcomeSummary;
+import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.RepairStats;
@@ -361,6 +362,11 @@ final class RepairCommand implements Callable<Integer> {
     @Override
     public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
       return store.recordsFor(partition, elements);
+    }
+
+    @Override
+    public PartitionScan scan(int partition, PartitionSketches sketches) {
+      return store.scan(partition, sketches);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.reconcile.core;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -23,4 +25,60 @@ public interface RecordStore {
    * @throws RuntimeException when the write failed; nothing of the batch was applied
    */
   ApplyOutcome apply(List<ReplicaRecord> records);
+
+  /**
+   * Every record of {@code partition}, at one point in time, in batches: what the repair stream
+   * sends of a partition the peer holds nothing of. A store that can range-scan a partition
+   * overrides this; the default walks {@code sketches}' sorted elements and looks their records up
+   * ({@link #recordsFor}) a chunk at a time.
+   */
+  default PartitionScan scan(int partition, PartitionSketches sketches) {
+    ElementCursor cursor = sketches.sortedElements(partition);
+    return new PartitionScan() {
+      private boolean done;
+
+      @Override
+      public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+        List<ReplicaRecord> out = new ArrayList<>();
+        long bytes = 0;
+        long[] chunk = new long[Math.min(maxRecords, 256)];
+        while (!done && out.size() < maxRecords && bytes < maxBytes) {
+          int k = 0;
+          int want = Math.min(chunk.length, maxRecords - out.size());
+          while (k < want && cursor.next()) {
+            chunk[k++] = cursor.element();
+          }
+          if (k < want) {
+            done = true;
+            cursor.close();
+          }
+          for (ReplicaRecord r : recordsFor(partition, Arrays.copyOf(chunk, k))) {
+            out.add(r);
+            bytes += r.key().length + r.value().length;
+          }
+        }
+        return out;
+      }
+
+      @Override
+      public void close() {
+        if (!done) {
+          done = true;
+          cursor.close();
+        }
+      }
+    };
+  }
+
+  /** A partition's records in batches; may hold native resources: close it. */
+  interface PartitionScan extends AutoCloseable {
+    /**
+     * The next records: at most {@code maxRecords}, and reading stops once their keys and values
+     * reach {@code maxBytes} (so a batch may pass it by one record); empty at the end.
+     */
+    List<ReplicaRecord> next(int maxRecords, long maxBytes);
+
+    @Override
+    void close();
+  }
 }

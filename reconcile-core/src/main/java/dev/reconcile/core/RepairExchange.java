@@ -29,48 +29,48 @@ final class RepairExchange {
   private final RepairConfig config;
   private final Runnable bothEnded;
 
-  /** What to send of one partition: listed elements, or every element (a bulk partition). */
+  /**
+   * What to send of one partition: listed elements, or every record (a bulk partition, read by a
+   * range scan of the store without a lookup per element).
+   */
   private static final class Source {
     final int partition;
     final long[] elements;
-    ElementCursor cursor;
+    RecordStore.PartitionScan scan;
     int offset;
 
-    Source(int partition, long[] elements, ElementCursor cursor) {
+    Source(int partition, long[] elements, RecordStore.PartitionScan scan) {
       this.partition = partition;
       this.elements = elements;
-      this.cursor = cursor;
+      this.scan = scan;
     }
 
-    /** The next at most {@code n} elements; empty when done (and the cursor closed). */
+    /** The next at most {@code n} listed elements (a listed source only). */
     long[] next(int n) {
-      if (cursor == null) {
-        int k = Math.min(n, elements.length - offset);
-        long[] chunk = Arrays.copyOfRange(elements, offset, offset + k);
-        offset += k;
-        return chunk;
-      }
-      long[] buf = new long[n];
-      int k = 0;
-      while (k < n && cursor.next()) {
-        buf[k++] = cursor.element();
-      }
-      if (k < n) {
+      int k = Math.min(n, elements.length - offset);
+      long[] chunk = Arrays.copyOfRange(elements, offset, offset + k);
+      offset += k;
+      return chunk;
+    }
+
+    /** The next records of a bulk source; empty when done (and the scan closed). */
+    List<ReplicaRecord> nextRecords(int maxRecords, long maxBytes) {
+      List<ReplicaRecord> out = scan.next(maxRecords, maxBytes);
+      if (out.isEmpty()) {
         close();
       }
-      return k == n ? buf : Arrays.copyOf(buf, k);
+      return out;
     }
 
     void close() {
-      if (cursor != null) {
-        cursor.close();
-        cursor = null;
-        offset = -1; // done
+      if (scan != null) {
+        scan.close();
+        scan = null;
       }
     }
 
     boolean done() {
-      return cursor == null && (elements == null || offset >= elements.length);
+      return elements == null ? scan == null : offset >= elements.length;
     }
   }
 
@@ -97,7 +97,7 @@ final class RepairExchange {
   void start() {
     for (PartitionOutcome o : ctx.outcomes.values()) {
       if (o.path() == PartitionOutcome.Path.BULK && o.lacksThere() > 0) {
-        sendQueue.add(new Source(o.partition(), null, ctx.local.sortedElements(o.partition())));
+        sendQueue.add(new Source(o.partition(), null, ctx.records.scan(o.partition(), ctx.local)));
       } else if (o.missingRemote().length > 0) {
         sendQueue.add(new Source(o.partition(), o.missingRemote(), null));
       }
@@ -167,13 +167,19 @@ final class RepairExchange {
       if (src == null) {
         return false;
       }
-      long[] chunk = src.next(config.batchRecords());
+      List<ReplicaRecord> records;
+      if (src.elements == null) {
+        records = src.nextRecords(config.batchRecords(), config.batchBytes());
+      } else {
+        long[] chunk = src.next(config.batchRecords());
+        records = chunk.length == 0 ? List.of() : ctx.records.recordsFor(src.partition, chunk);
+      }
       if (src.done()) {
         sendQueue.poll();
       }
-      if (chunk.length > 0) {
+      if (!records.isEmpty()) {
         fetchedPartition = src.partition;
-        splitIntoBatches(ctx.records.recordsFor(src.partition, chunk));
+        splitIntoBatches(records);
       }
     }
     return true;

@@ -2,6 +2,7 @@ package dev.reconcile.agent;
 
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import java.util.ArrayList;
@@ -37,17 +38,40 @@ public final class RoundRecords implements RecordStore {
   @Override
   public synchronized List<ReplicaRecord> recordsFor(int partition, long[] elements) {
     List<ReplicaRecord> out = store.recordsFor(partition, elements);
-    for (ReplicaRecord r : out) {
-      if (offeredExpired.size() < MAX_NOTED && store.pastGrace(r)) {
-        offeredExpired.add(r.key());
-      }
-    }
+    note(out);
     return out;
   }
 
   @Override
   public ApplyOutcome apply(List<ReplicaRecord> records) {
     return store.apply(records);
+  }
+
+  /** The store's range scan, noting the past-grace tombstones it offers as {@link #recordsFor}. */
+  @Override
+  public PartitionScan scan(int partition, PartitionSketches sketches) {
+    PartitionScan inner = store.scan(partition, sketches);
+    return new PartitionScan() {
+      @Override
+      public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+        List<ReplicaRecord> out = inner.next(maxRecords, maxBytes);
+        note(out);
+        return out;
+      }
+
+      @Override
+      public void close() {
+        inner.close();
+      }
+    };
+  }
+
+  private synchronized void note(List<ReplicaRecord> offered) {
+    for (ReplicaRecord r : offered) {
+      if (offeredExpired.size() < MAX_NOTED && store.pastGrace(r)) {
+        offeredExpired.add(r.key());
+      }
+    }
   }
 
   /** Blocking: purges the past-grace tombstones offered in the round; returns how many. */

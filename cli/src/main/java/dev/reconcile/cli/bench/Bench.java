@@ -17,7 +17,9 @@ import java.util.function.Consumer;
 public final class Bench {
   private Bench() {}
 
-  /** Which experiments to run ("protocol", "latency", "stream", "diff") and their sizes. */
+  /**
+   * Which experiments to run ("protocol", "latency", "stream", "diff", "catchup") and their sizes.
+   */
   public record Config(
       Set<String> experiments,
       ProtocolBench.Config protocol,
@@ -35,7 +37,8 @@ public final class Bench {
       DiffBench.Config diff,
       long socketN,
       long[] socketDs,
-      int socketRounds) {}
+      int socketRounds,
+      List<CatchupBench.Config> catchup) {}
 
   /** Everything measured, for the caller's summary. */
   public record Result(
@@ -43,6 +46,7 @@ public final class Bench {
       List<AgentBench.Latency> latency,
       List<AgentBench.StreamRate> stream,
       List<DiffBench.Summary> diff,
+      List<CatchupBench.Summary> catchup,
       List<Path> files) {}
 
   public static Result run(Config c, Consumer<String> log) throws Exception {
@@ -126,7 +130,46 @@ public final class Bench {
       Plots.diff(diff, f);
       files.add(f);
     }
-    return new Result(protocol, latency, stream, diff, files);
+    List<CatchupBench.Summary> catchup = new ArrayList<>();
+    if (c.experiments().contains("catchup")) {
+      try (Csv csv = CatchupBench.trialsCsv(c.out())) {
+        for (CatchupBench.Config cc : c.catchup()) {
+          catchup.add(CatchupBench.run(cc, csv, log));
+        }
+      }
+      try (Csv sum =
+          new Csv(
+              c.out().resolve("catchup-summary.csv"),
+              "records",
+              "value_bytes",
+              "trials",
+              "correct_trials",
+              "wall_ms_median",
+              "session_ms_median",
+              "stream_ms_median",
+              "records_per_s_median",
+              "mb_per_s_median",
+              "stream_records_per_s_median",
+              "stream_mb_per_s_median")) {
+        for (CatchupBench.Summary s : catchup) {
+          sum.row(
+              s.records(),
+              s.valueBytes(),
+              s.trials(),
+              s.correctTrials(),
+              s.wallMillisMedian(),
+              s.sessionMillisMedian(),
+              s.streamMillisMedian(),
+              s.recordsPerSecondMedian(),
+              s.megabytesPerSecondMedian(),
+              s.streamRecordsPerSecondMedian(),
+              s.streamMegabytesPerSecondMedian());
+        }
+      }
+      files.add(c.out().resolve("catchup-trials.csv"));
+      files.add(c.out().resolve("catchup-summary.csv"));
+    }
+    return new Result(protocol, latency, stream, diff, catchup, files);
   }
 
   /** A plain-text summary of the medians, for the terminal. */
@@ -213,6 +256,24 @@ public final class Bench {
               Double.isNaN(s.maxRssMegabytesMedian())
                   ? ""
                   : String.format(Locale.ROOT, ", max RSS %.0f MB", s.maxRssMegabytesMedian())));
+    }
+    for (CatchupBench.Summary s : r.catchup()) {
+      b.append(
+          String.format(
+              Locale.ROOT,
+              "catchup %d records x %d B (cold agent processes): median round %.0f ms (session"
+                  + " %.0f ms): %.0f records/s, %.1f MB/s; stream phase %.0f records/s, %.1f MB/s;"
+                  + " %d/%d trials with equal contents%n",
+              s.records(),
+              s.valueBytes(),
+              s.wallMillisMedian(),
+              s.sessionMillisMedian(),
+              s.recordsPerSecondMedian(),
+              s.megabytesPerSecondMedian(),
+              s.streamRecordsPerSecondMedian(),
+              s.streamMegabytesPerSecondMedian(),
+              s.correctTrials(),
+              s.trials()));
     }
     for (Path f : r.files()) {
       b.append("wrote ").append(f).append(System.lineSeparator());

@@ -3,6 +3,7 @@ package dev.reconcile.agent.store;
 import static dev.reconcile.agent.store.StoreDb.decodeOrNull;
 
 import dev.reconcile.agent.store.RecordCodec.Stored;
+import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -11,10 +12,13 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
 import org.rocksdb.Snapshot;
 
 /**
@@ -24,6 +28,7 @@ import org.rocksdb.Snapshot;
  */
 final class RecordReader {
   private final StoreDb s;
+  private final Set<Scan> openScans = ConcurrentHashMap.newKeySet();
 
   RecordReader(StoreDb s) {
     this.s = s;
@@ -132,6 +137,174 @@ final class RecordReader {
       throw new StoreException("record scan failed: " + e.getMessage(), e);
     } finally {
       s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * Every record of {@code partition} at one snapshot, in the digest index's order (element, then
+   * key): the index rows of the partition are read by one bounded iterator and their records
+   * fetched by {@code multiGet} a chunk at a time, so a whole partition costs one pass over its
+   * index rows and one point read per record, with no seek per element.
+   */
+  RecordStore.PartitionScan scan(int partition) {
+    s.checkPartition(partition);
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkOpen();
+      Scan scan = new Scan(partition);
+      openScans.add(scan);
+      return scan;
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /** Releases every open scan; the caller holds the lifecycle write lock (store close). */
+  void releaseScans() {
+    for (Scan scan : List.copyOf(openScans)) {
+      scan.release();
+    }
+  }
+
+  /** A partition scan's snapshot, bounded index iterator and read options; see {@link #scan}. */
+  private final class Scan implements RecordStore.PartitionScan {
+    /** Records read by the first multiGet of a call, before their sizes are known. */
+    private static final int FIRST_CHUNK = 16;
+
+    /** Most records read by one multiGet. */
+    private static final int MAX_CHUNK = 512;
+
+    private final int partition;
+    private final Snapshot snapshot;
+    private final ReadOptions iterOptions;
+    private final ReadOptions getOptions;
+    private final Slice lower;
+    private final Slice upper;
+    private final RocksIterator iterator;
+    private boolean started;
+    private boolean exhausted;
+    private boolean released;
+
+    Scan(int partition) {
+      this.partition = partition;
+      snapshot = s.db.getSnapshot();
+      iterOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
+      getOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
+      lower = new Slice(DigestKeys.partitionStart(partition));
+      upper =
+          partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
+      iterOptions.setIterateLowerBound(lower);
+      if (upper != null) {
+        iterOptions.setIterateUpperBound(upper);
+      }
+      iterator = s.db.newIterator(s.digests, iterOptions);
+    }
+
+    @Override
+    public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+      s.lifecycle.readLock().lock();
+      try {
+        synchronized (this) {
+          if (released) {
+            throw new StoreException("partition scan is closed (or its store was closed)");
+          }
+          List<ReplicaRecord> out = new ArrayList<>();
+          long bytes = 0;
+          List<byte[]> keys = new ArrayList<>(MAX_CHUNK);
+          while (!exhausted && out.size() < maxRecords && bytes < maxBytes) {
+            int chunk = Math.min(maxRecords - out.size(), FIRST_CHUNK);
+            if (!out.isEmpty()) {
+              long perRecord = Math.max(1, bytes / out.size());
+              chunk =
+                  (int)
+                      Math.min(
+                          Math.min(maxRecords - out.size(), MAX_CHUNK),
+                          Math.max(1, (maxBytes - bytes + perRecord - 1) / perRecord));
+            }
+            keys.clear();
+            while (keys.size() < chunk && advance()) {
+              keys.add(DigestKeys.key(iterator.key()));
+            }
+            if (keys.isEmpty()) {
+              break;
+            }
+            List<byte[]> values =
+                s.db.multiGetAsList(getOptions, Collections.nCopies(keys.size(), s.records), keys);
+            for (int i = 0; i < keys.size(); i++) {
+              Stored r = decodeOrNull(keys.get(i), values.get(i));
+              if (r == null) {
+                throw new StoreException(
+                    "digest index lists key "
+                        + ReplicaRecord.hex(keys.get(i), 32)
+                        + " under partition "
+                        + partition
+                        + " but no record has it");
+              }
+              if (s.partitionOf(s.spec.keyHash(r.key)) != partition) {
+                throw new StoreException(
+                    "digest index lists key "
+                        + ReplicaRecord.hex(r.key, 32)
+                        + " under partition "
+                        + partition
+                        + " but it hashes to another partition");
+              }
+              out.add(r.toRecord());
+              bytes += r.key.length + r.value.length;
+            }
+          }
+          return out;
+        }
+      } catch (RocksDBException e) {
+        throw new StoreException(
+            "cannot scan the records of partition " + partition + ": " + e.getMessage(), e);
+      } finally {
+        s.lifecycle.readLock().unlock();
+      }
+    }
+
+    /** Moves to the next index row of the partition; false (and exhausted) at its end. */
+    private boolean advance() throws RocksDBException {
+      if (exhausted) {
+        return false;
+      }
+      if (!started) {
+        iterator.seekToFirst();
+        started = true;
+      } else {
+        iterator.next();
+      }
+      if (!iterator.isValid()) {
+        iterator.status();
+        exhausted = true;
+        return false;
+      }
+      return true;
+    }
+
+    @Override
+    public void close() {
+      s.lifecycle.readLock().lock();
+      try {
+        release();
+      } finally {
+        s.lifecycle.readLock().unlock();
+      }
+    }
+
+    synchronized void release() {
+      if (released) {
+        return;
+      }
+      released = true;
+      iterator.close();
+      iterOptions.close();
+      getOptions.close();
+      lower.close();
+      if (upper != null) {
+        upper.close();
+      }
+      s.db.releaseSnapshot(snapshot);
+      openScans.remove(this);
     }
   }
 }

@@ -210,6 +210,16 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     return reader.recordsFor(partition, elements);
   }
 
+  /**
+   * Every record of {@code partition} at one snapshot, by a range scan of the partition's digest
+   * index rows and point reads of their records in chunks ({@code sketches} is not needed: the
+   * index is this store's own).
+   */
+  @Override
+  public PartitionScan scan(int partition, PartitionSketches sketches) {
+    return reader.scan(partition);
+  }
+
   /** Full scan of the records in key order (one implicit snapshot), validating each. */
   public void forEachRecord(Consumer<ReplicaRecord> action) {
     reader.forEachRecord(action);
@@ -291,6 +301,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     try {
       if (s.markClosed()) {
         sketches.releaseCursors();
+        reader.releaseScans();
         s.closeNatives();
       }
     } finally {

@@ -1,0 +1,395 @@
+package dev.reconcile.cli.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.reconcile.agent.AgentConfig;
+import dev.reconcile.agent.LocalReplica;
+import dev.reconcile.core.ReplicaRecord;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Catch-up of an empty replica by separate agent processes: a source replica holding {@code
+ * records} records of {@code valueBytes} is written once (in this JVM, through {@link
+ * LocalReplica}); each trial starts two fresh agent JVMs ({@code java -jar reconcile.jar agent}),
+ * the source on its data and a new replica on an empty directory, and times one {@code POST
+ * /repair?peer=SOURCE} on the new replica (wall time of the HTTP call: the whole round, session and
+ * stream). Cold JVMs are the point: a catch-up is what a just-started agent does.
+ *
+ * <p>Correctness of every trial: {@code GET /sketch/fingerprints} of both agents byte for byte,
+ * then (agents stopped) a full scan of the new replica compared record by record (key, value,
+ * version, origin, tombstone) with the source, and the record counts equal.
+ *
+ * <p>With {@code jfrDir} set each agent runs with {@code -XX:StartFlightRecording} (profile
+ * settings) and leaves {@code ROLE-VALUEBYTES-tTRIAL.jfr} there.
+ */
+public final class CatchupBench {
+  private static final Pattern LISTENING =
+      Pattern.compile("agent (\\S+) listening peer=(\\S+):(\\d+) http=(\\S+):(\\d+)");
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private CatchupBench() {}
+
+  /**
+   * One catch-up configuration.
+   *
+   * @param jvmOptions extra options for both agent JVMs (none: the defaults a user gets)
+   * @param agentSettings extra agent config ({@code --set KEY=VALUE}) for both agents
+   */
+  public record Config(
+      int records,
+      int valueBytes,
+      int trials,
+      Path jar,
+      Path work,
+      Path jfrDir,
+      List<String> jvmOptions,
+      Map<String, String> agentSettings,
+      long seed) {}
+
+  /** Medians over the trials. */
+  public record Summary(
+      int records,
+      int valueBytes,
+      int trials,
+      int correctTrials,
+      double wallMillisMedian,
+      double sessionMillisMedian,
+      double streamMillisMedian,
+      double recordsPerSecondMedian,
+      double megabytesPerSecondMedian,
+      double streamRecordsPerSecondMedian,
+      double streamMegabytesPerSecondMedian) {}
+
+  static Csv trialsCsv(Path out) {
+    return new Csv(
+        out.resolve("catchup-trials.csv"),
+        "records",
+        "value_bytes",
+        "trial",
+        "wall_ms",
+        "session_ms",
+        "stream_ms",
+        "records_received",
+        "record_bytes_received",
+        "records_per_s",
+        "mb_per_s",
+        "stream_records_per_s",
+        "stream_mb_per_s",
+        "correct");
+  }
+
+  public static Summary run(Config c, Csv csv, Consumer<String> log) throws Exception {
+    Path dir = c.work().resolve("catchup-" + c.valueBytes());
+    AgentBench.wipe(dir);
+    Path source = dir.resolve("source");
+    long t0 = System.nanoTime();
+    load(c, source);
+    log.accept(
+        String.format(
+            "catchup: source of %,d records x %,d B written in %.1f s",
+            c.records(), c.valueBytes(), (System.nanoTime() - t0) / 1e9));
+    double payloadMb = (double) c.records() * c.valueBytes() / 1e6;
+    double[] wall = new double[c.trials()];
+    double[] session = new double[c.trials()];
+    double[] stream = new double[c.trials()];
+    double[] rps = new double[c.trials()];
+    double[] mbps = new double[c.trials()];
+    double[] srps = new double[c.trials()];
+    double[] smbps = new double[c.trials()];
+    int correct = 0;
+    try {
+      for (int t = 0; t < c.trials(); t++) {
+        Path target = dir.resolve("new-" + t);
+        JsonNode report;
+        long wallNanos;
+        boolean sameFingerprints;
+        try (Agent src = Agent.start(c, "source", t, source, dir);
+            Agent dst = Agent.start(c, "new", t, target, dir)) {
+          long w0 = System.nanoTime();
+          report =
+              dst.post("/repair?peer=" + src.peerHost + ":" + src.peerPort, Duration.ofMinutes(30));
+          wallNanos = System.nanoTime() - w0;
+          if (!report.path("ok").asBoolean(false)) {
+            throw new IllegalStateException("catch-up round failed: " + report);
+          }
+          sameFingerprints =
+              Arrays.equals(dst.get("/sketch/fingerprints"), src.get("/sketch/fingerprints"));
+        }
+        long mismatches = compare(c, source, target);
+        boolean ok = sameFingerprints && mismatches == 0;
+        correct += ok ? 1 : 0;
+        long received = report.path("recordsReceived").asLong();
+        if (received != c.records()) {
+          throw new IllegalStateException(
+              "catch-up received " + received + " records, expected " + c.records());
+        }
+        wall[t] = wallNanos / 1e6;
+        session[t] = report.path("sessionMillis").asLong();
+        stream[t] = Math.max(1, report.path("durationMillis").asLong() - session[t]);
+        rps[t] = c.records() * 1000.0 / wall[t];
+        mbps[t] = payloadMb * 1000.0 / wall[t];
+        srps[t] = c.records() * 1000.0 / stream[t];
+        smbps[t] = payloadMb * 1000.0 / stream[t];
+        csv.row(
+            c.records(),
+            c.valueBytes(),
+            t,
+            wall[t],
+            session[t],
+            stream[t],
+            received,
+            report.path("recordBytesReceived").asLong(),
+            rps[t],
+            mbps[t],
+            srps[t],
+            smbps[t],
+            ok);
+        log.accept(
+            String.format(
+                "catchup %,d x %,d B, trial %d: round %.0f ms (session %.0f, stream %.0f):"
+                    + " %,.0f records/s, %.1f MB/s; stream %,.0f records/s, %.1f MB/s; %s",
+                c.records(),
+                c.valueBytes(),
+                t,
+                wall[t],
+                session[t],
+                stream[t],
+                rps[t],
+                mbps[t],
+                srps[t],
+                smbps[t],
+                ok
+                    ? "contents equal"
+                    : "MISMATCH (fingerprints "
+                        + (sameFingerprints ? "equal" : "differ")
+                        + ", "
+                        + mismatches
+                        + " records differ)"));
+        AgentBench.wipe(target);
+      }
+    } finally {
+      AgentBench.wipe(dir);
+    }
+    return new Summary(
+        c.records(),
+        c.valueBytes(),
+        c.trials(),
+        correct,
+        Medians.of(wall),
+        Medians.of(session),
+        Medians.of(stream),
+        Medians.of(rps),
+        Medians.of(mbps),
+        Medians.of(srps),
+        Medians.of(smbps));
+  }
+
+  private static Map<String, String> settings(Config c, String node, Path data) {
+    Map<String, String> m = new HashMap<>(c.agentSettings());
+    m.put("node-id", node);
+    m.put("cluster-id", "bench");
+    m.put("data", data.toString());
+    m.put("peer-listen", "127.0.0.1:0");
+    m.put("http-listen", "127.0.0.1:0");
+    m.put("repair-interval", "0");
+    m.put("purge-interval", "0");
+    m.put("session-timeout", "30m");
+    m.put("idle-timeout", "5m");
+    return m;
+  }
+
+  /** Writes the source replica: keys {@code k0..}, random values, one version, one origin. */
+  private static void load(Config c, Path source) {
+    SplittableRandom rnd = new SplittableRandom(c.seed());
+    try (LocalReplica r = LocalReplica.open(AgentConfig.fromMap(settings(c, "source", source)))) {
+      long version = r.newVersion();
+      long origin = LocalReplica.origin("loader");
+      List<ReplicaRecord> batch = new ArrayList<>();
+      long bytes = 0;
+      for (int i = 0; i < c.records(); i++) {
+        byte[] v = new byte[c.valueBytes()];
+        for (int j = 0; j < v.length; j += 8) {
+          long x = rnd.nextLong();
+          for (int k = 0; k < 8 && j + k < v.length; k++) {
+            v[j + k] = (byte) (x >>> (8 * k));
+          }
+        }
+        batch.add(
+            new ReplicaRecord(
+                ("k" + i).getBytes(StandardCharsets.UTF_8), v, version, origin, false));
+        bytes += v.length;
+        if (batch.size() == 10_000 || bytes >= (64L << 20)) {
+          r.putAll(batch);
+          batch.clear();
+          bytes = 0;
+        }
+      }
+      r.putAll(batch);
+    }
+  }
+
+  /**
+   * Records of the new replica that differ from the source's, plus the difference in counts: 0 when
+   * the two stores hold the same records.
+   */
+  private static long compare(Config c, Path source, Path target) {
+    try (LocalReplica src = LocalReplica.open(AgentConfig.fromMap(settings(c, "source", source)));
+        LocalReplica dst = LocalReplica.open(AgentConfig.fromMap(settings(c, "new", target)))) {
+      AtomicLong differ = new AtomicLong(Math.abs(src.recordCount() - dst.recordCount()));
+      AtomicLong seen = new AtomicLong();
+      dst.forEachRecord(
+          r -> {
+            seen.incrementAndGet();
+            Optional<ReplicaRecord> s = src.get(r.key());
+            if (s.isEmpty() || !sameRecord(s.get(), r)) {
+              differ.incrementAndGet();
+            }
+          });
+      if (seen.get() != src.recordCount()) {
+        differ.incrementAndGet();
+      }
+      return differ.get();
+    }
+  }
+
+  private static boolean sameRecord(ReplicaRecord a, ReplicaRecord b) {
+    return Arrays.equals(a.key(), b.key())
+        && Arrays.equals(a.value(), b.value())
+        && a.version() == b.version()
+        && a.origin() == b.origin()
+        && a.tombstone() == b.tombstone();
+  }
+
+  /** An agent process, stopped (SIGTERM, then SIGKILL after 30 s) by {@link #close()}. */
+  private static final class Agent implements AutoCloseable {
+    private static final HttpClient HTTP =
+        HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    final Process process;
+    final String peerHost;
+    final int peerPort;
+    final String http;
+
+    private Agent(Process process, String peerHost, int peerPort, String http) {
+      this.process = process;
+      this.peerHost = peerHost;
+      this.peerPort = peerPort;
+      this.http = http;
+    }
+
+    static Agent start(Config c, String role, int trial, Path data, Path logDir) throws Exception {
+      List<String> cmd = new ArrayList<>();
+      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      cmd.addAll(c.jvmOptions());
+      if (c.jfrDir() != null) {
+        Files.createDirectories(c.jfrDir());
+        Path f = c.jfrDir().resolve(role + "-" + c.valueBytes() + "-t" + trial + ".jfr");
+        cmd.add("-XX:StartFlightRecording=settings=profile,filename=" + f.toAbsolutePath());
+      }
+      cmd.addAll(List.of("-jar", c.jar().toString(), "agent"));
+      for (Map.Entry<String, String> e : settings(c, role, data).entrySet()) {
+        cmd.add("--set");
+        cmd.add(e.getKey() + "=" + e.getValue());
+      }
+      Path log = logDir.resolve(role + "-t" + trial + ".log");
+      Process p =
+          new ProcessBuilder(cmd)
+              .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
+              .start();
+      CompletableFuture<Matcher> ready = new CompletableFuture<>();
+      Thread reader =
+          new Thread(
+              () -> {
+                try (BufferedReader r =
+                    new BufferedReader(
+                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                  String line;
+                  while ((line = r.readLine()) != null) {
+                    Matcher m = LISTENING.matcher(line);
+                    if (m.find()) {
+                      ready.complete(m);
+                    }
+                  }
+                } catch (IOException e) {
+                  // process gone
+                }
+                ready.completeExceptionally(
+                    new IllegalStateException(
+                        "agent " + role + " exited before listening; see " + log));
+              },
+              "catchup-" + role + "-stdout");
+      reader.setDaemon(true);
+      reader.start();
+      try {
+        Matcher m = ready.get(120, TimeUnit.SECONDS);
+        return new Agent(
+            p, m.group(2), Integer.parseInt(m.group(3)), m.group(4) + ":" + m.group(5));
+      } catch (Exception e) {
+        p.destroyForcibly();
+        throw e;
+      }
+    }
+
+    JsonNode post(String path, Duration timeout) throws Exception {
+      HttpResponse<byte[]> r =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create("http://" + http + path))
+                  .timeout(timeout)
+                  .POST(HttpRequest.BodyPublishers.noBody())
+                  .build(),
+              HttpResponse.BodyHandlers.ofByteArray());
+      return JSON.readTree(r.body());
+    }
+
+    byte[] get(String path) throws Exception {
+      HttpResponse<byte[]> r =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create("http://" + http + path))
+                  .timeout(Duration.ofMinutes(1))
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofByteArray());
+      if (r.statusCode() != 200) {
+        throw new IllegalStateException("GET " + path + ": HTTP " + r.statusCode());
+      }
+      return r.body();
+    }
+
+    @Override
+    public void close() {
+      process.destroy();
+      try {
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+          process.waitFor(10, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        process.destroyForcibly();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}
