@@ -15,6 +15,14 @@ import java.util.List;
 final class FingerprintExchange {
   private final SessionContext ctx;
 
+  /**
+   * Initiator: the counts its Hello carried. Both sides size the first batch of a rateless stream
+   * from the same two counts (these and the responder's in the HelloAck), so the initiator must not
+   * read its counts again: a write between Hello and HelloAck would make it expect symbols that
+   * never come, and the round would wait until its idle timeout.
+   */
+  private long[] helloCounts;
+
   FingerprintExchange(SessionContext ctx) {
     this.ctx = ctx;
   }
@@ -28,9 +36,14 @@ final class FingerprintExchange {
     return fps;
   }
 
-  /** This side's compact fingerprints, for the Hello. */
+  /** This side's compact fingerprints, for the Hello (the counts are kept for the HelloAck). */
   PartitionDigest digest() {
-    return Wire.packDigest(ctx.params.spec(), own());
+    Fingerprint[] fps = own();
+    helloCounts = new long[fps.length];
+    for (int i = 0; i < fps.length; i++) {
+      helloCounts[i] = fps[i].count();
+    }
+    return Wire.packDigest(ctx.params.spec(), fps);
   }
 
   /** The per-partition digests of {@code fps}. */
@@ -80,9 +93,10 @@ final class FingerprintExchange {
     long[] counts = Wire.unpackVarints(a.getUnequalCounts(), n, "HelloAck counts");
     List<Part> unequal = new ArrayList<>(n);
     int j = 0;
-    for (int p : ctx.partitions) {
+    for (int i = 0; i < ctx.partitions.length; i++) {
+      int p = ctx.partitions[i];
       if (j < n && a.getUnequal(j) == p) {
-        Part part = new Part(p, ctx.local.fingerprint(p).count(), counts[j]);
+        Part part = new Part(p, helloCounts[i], counts[j]);
         ctx.parts.put(p, part);
         unequal.add(part);
         j++;

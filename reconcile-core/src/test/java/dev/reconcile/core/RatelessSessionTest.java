@@ -181,4 +181,57 @@ class RatelessSessionTest {
     assertThat(left.size()).isEqualTo(right.size()).isEqualTo(5040);
     assertThat(i.stats().resultBytes()).isLessThan(100 * 8);
   }
+
+  /**
+   * Writes on the initiator between its Hello and the HelloAck change its counts; both sides must
+   * still size each stream's first batch from the same counts (the Hello's), or the initiator waits
+   * for symbols that never come. Regression: an agent round with writes during it hung until its
+   * idle timeout.
+   */
+  @Test
+  void writesBetweenHelloAndHelloAckDoNotStallTheStreams() {
+    SketchParams params = params(67, 3, 12);
+    MemoryReplica left = new MemoryReplica(params, F);
+    MemoryReplica right = new MemoryReplica(params, F);
+    long v = ReplicaRecord.version(1_750_000_000_000L, 0);
+    for (int k = 0; k < 3000; k++) {
+      ReplicaRecord x = ReplicaRecord.of(bytes("k" + k), bytes("v" + k), v, 1);
+      right.write(x);
+      if (k % 10 != 0) {
+        left.write(x);
+      }
+    }
+    ReconcileSession i =
+        ReconcileSession.initiator(
+            SessionConfig.of("c", "left", 67).withRepair(RepairConfig.DEFAULT),
+            left.sketches(),
+            left,
+            RoundProgress.NONE);
+    ReconcileSession r =
+        ReconcileSession.responder(SessionConfig.of("c", "right", 0), right.sketches(), right);
+    LocalRound.run(
+        i,
+        r,
+        e -> {
+          if (e.hasHello()) { // the Hello is out: the initiator's store moves on
+            for (int k = 0; k < 200; k++) {
+              left.write(ReplicaRecord.of(bytes("late" + k), bytes("x"), v + 1, 1));
+            }
+          }
+          return e;
+        },
+        UnaryOperator.identity());
+    assertThat(i.succeeded()).as("initiator: %s", i.failure()).isTrue();
+    assertThat(r.succeeded()).as("responder: %s", r.failure()).isTrue();
+    assertThat(OutcomeSummary.of(i.outcomes()).rateless()).isPositive();
+    ReconcileSession again =
+        LocalRound.repair(
+            SessionConfig.of("c", "left", 68).withRepair(RepairConfig.DEFAULT), left, right);
+    assertThat(again.repairStats().stillDiffering()).isEmpty();
+    assertThat(left.size()).isEqualTo(right.size()).isEqualTo(3200);
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  }
 }

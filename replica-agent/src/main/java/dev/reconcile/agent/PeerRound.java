@@ -122,13 +122,18 @@ final class PeerRound {
    */
   private record Drained(List<Envelope> frames, long bytes, boolean more, RoundReport finished) {}
 
-  /** Runs {@code input} (may be null) and then drains the session, on the worker. */
+  /**
+   * Runs {@code input} (may be null) and then drains the session, on the worker. Output is drained
+   * only while the socket's write queue has room and the rate allows: what stays in the session is
+   * produced later ({@code more}), so a peer that does not read cannot make this side buffer.
+   */
   private void step(Runnable input) {
     long allowance = rate > 0 ? Math.max(0, (long) refill()) : DRAIN_BUDGET_BYTES;
     if (input == null && allowance == 0) {
       waitForTokens();
       return;
     }
+    long budget = ch.writeQueueFull() ? 0 : Math.min(allowance, DRAIN_BUDGET_BYTES);
     pendingSteps++;
     try {
       worker.execute(
@@ -138,7 +143,7 @@ final class PeerRound {
               if (input != null) {
                 input.run();
               }
-              d = drain(Math.min(allowance, DRAIN_BUDGET_BYTES));
+              d = drain(budget);
             } catch (RuntimeException | Error ex) {
               LOG.error("round with {}: internal error", peerLabel, ex);
               context.runOnContext(v -> fail("internal error: " + ex));
@@ -152,17 +157,25 @@ final class PeerRound {
     }
   }
 
-  /** Worker: the session's pending frames, up to {@code budget} bytes (at least one frame). */
+  /**
+   * Worker: the session's pending frames, up to {@code budget} bytes (at least one frame when the
+   * budget is positive, none when it is 0). The round is finished only once its last frame is out.
+   */
   private Drained drain(long budget) {
     List<Envelope> out = new ArrayList<>();
     long bytes = 0;
-    Envelope e;
-    while ((bytes < budget || out.isEmpty()) && (e = session.poll()) != null) {
+    boolean exhausted = false;
+    while (budget > 0 && bytes < budget) {
+      Envelope e = session.poll();
+      if (e == null) {
+        exhausted = true;
+        break;
+      }
       out.add(e);
       bytes += e.getSerializedSize() + 4L;
     }
-    boolean finished = session.isFinished();
-    return new Drained(out, bytes, !finished && bytes >= budget, finished ? report() : null);
+    boolean finished = exhausted && session.isFinished();
+    return new Drained(out, bytes, !exhausted, finished ? report() : null);
   }
 
   private void afterStep(Drained d) {
@@ -194,17 +207,20 @@ final class PeerRound {
     for (Envelope e : d.frames()) {
       ch.send(e);
     }
-    ch.whenWritable(
-        v -> {
-          if (done.future().isComplete() || pendingSteps > 0) {
-            return;
-          }
-          if (d.more()) {
-            step(null);
-          } else {
-            ch.resume();
-          }
-        });
+    // Reading never waits for this side's writes to drain: both directions stream at once, and two
+    // sides that each stopped reading until their own writes drained would wait for each other.
+    // Memory stays bounded because output is only drained while the write queue has room.
+    if (pendingSteps == 0) {
+      ch.resume();
+    }
+    if (d.more()) {
+      ch.whenWritable(
+          v -> {
+            if (!done.future().isComplete() && pendingSteps == 0) {
+              step(null);
+            }
+          });
+    }
   }
 
   /**
