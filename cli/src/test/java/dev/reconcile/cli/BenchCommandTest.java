@@ -8,7 +8,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -126,49 +125,6 @@ class BenchCommandTest {
     assertThat(r.out()).contains("latency ratio n=2000 / n=1000").contains("bench finished");
   }
 
-  /**
-   * The diff experiment at a tiny size: real processes of the shaded jar (skipped when it is not
-   * built) against sort + comm, every reconcile run checked line by line against comm's answer.
-   */
-  @Test
-  void diffExperimentRunsTheJarAgainstSortAndComm() throws Exception {
-    Path jar = Path.of("target", "reconcile.jar").toAbsolutePath();
-    Assumptions.assumeTrue(Files.isRegularFile(jar), jar + " is not built: skipping");
-    Path out = dir.resolve("diff");
-    Cli.Result r =
-        Cli.runProduction(
-            "bench",
-            "--experiments",
-            "diff",
-            "--diff-lines",
-            "3000",
-            "--diff-pypi-lines",
-            "2000",
-            "--diff-trials",
-            "2",
-            "--diff-fraction",
-            "0.05",
-            "--out",
-            out.toString());
-    assertThat(r.status()).as("stderr: %s", r.err()).isZero();
-    List<Map<String, String>> summary = csv(out.resolve("diff-summary.csv"));
-    boolean launcher = Files.isExecutable(Path.of("..", "bin", "reconcile"));
-    assertThat(summary).hasSize(2 * (launcher ? 4 : 2));
-    for (Map<String, String> row : summary) {
-      assertThat(row.get("correct_runs")).as("row %s", row).isEqualTo("2");
-      assertThat(Double.parseDouble(row.get("wall_ms_median"))).as("row %s", row).isPositive();
-      assertThat(Long.parseLong(row.get("differences"))).as("row %s", row).isBetween(50L, 250L);
-    }
-    assertThat(summary.stream().map(m -> m.get("command"))).contains("sort+comm", "java -jar");
-    List<Map<String, String>> trials = csv(out.resolve("diff-trials.csv"));
-    assertThat(trials).hasSize(2 * 2 * (launcher ? 4 : 2));
-    assertThat(trials.stream().filter(m -> !m.get("command").equals("sort+comm")))
-        .allSatisfy(m -> assertThat(m.get("exit_status")).isEqualTo("1"));
-    byte[] png = Files.readAllBytes(out.resolve("diff-vs-sort.png"));
-    assertThat(Arrays.copyOf(png, 4)).isEqualTo(new byte[] {(byte) 0x89, 'P', 'N', 'G'});
-    assertThat(out.resolve("work")).doesNotExist();
-  }
-
   @Test
   void badArgumentsAreOneLine() {
     Cli.Result r = Cli.runProduction("bench", "--d", "0", "--out", dir.toString());
@@ -179,7 +135,7 @@ class BenchCommandTest {
     assertThat(e.errLines()).singleElement().asString().contains("unknown experiment 'speed'");
   }
 
-  private static List<Map<String, String>> csv(Path p) throws Exception {
+  static List<Map<String, String>> csv(Path p) throws Exception {
     List<String> lines = Files.readAllLines(p);
     String[] header = lines.get(0).split(",");
     return lines.stream()
