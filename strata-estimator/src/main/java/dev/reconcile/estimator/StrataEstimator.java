@@ -256,38 +256,9 @@ public final class StrataEstimator implements DifferenceEstimator {
    * allocated, and returns its cells. Each message names the remote value and the local one.
    */
   ByteBuffer validate(Estimator remote) throws FormatException {
-    if (remote.getFormatVersion() != FORMAT_VERSION) {
-      throw new FormatException(
-          "estimator format version "
-              + Integer.toUnsignedString(remote.getFormatVersion())
-              + ", this peer reads "
-              + FORMAT_VERSION);
-    }
+    EstimatorHeader.check(remote, FORMAT_VERSION, KIND, "strata estimator", spec);
     EstimatorParams p = remote.getParams();
     EstimatorParams mine = factory.params();
-    if (p.getKind() != KIND) {
-      throw new FormatException(
-          "estimator kind "
-              + Integer.toUnsignedString(p.getKind())
-              + ", this peer reads kind "
-              + KIND
-              + " (strata estimator)");
-    }
-    if (remote.getHashId() != spec.id()) {
-      throw new FormatException(
-          "estimator hash id "
-              + Integer.toUnsignedString(remote.getHashId())
-              + ", this peer uses hash id "
-              + spec.id());
-    }
-    if (remote.getSeedFingerprint() != spec.seedFingerprint()) {
-      throw new FormatException(
-          "estimator seed fingerprint "
-              + HashSpec.hex(remote.getSeedFingerprint())
-              + ", this peer has "
-              + HashSpec.hex(spec.seedFingerprint())
-              + " (possible corruption or another seed)");
-    }
     if (p.getStrata() != mine.getStrata()
         || p.getCellsPerStratum() != mine.getCellsPerStratum()
         || p.getHashCount() != mine.getHashCount()) {

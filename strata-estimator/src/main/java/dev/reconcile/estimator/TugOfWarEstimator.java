@@ -206,38 +206,9 @@ public final class TugOfWarEstimator implements DifferenceEstimator {
    * and returns its counters. Each message names the remote value and the local one.
    */
   ByteBuffer validate(Estimator remote) throws FormatException {
-    if (remote.getFormatVersion() != FORMAT_VERSION) {
-      throw new FormatException(
-          "estimator format version "
-              + Integer.toUnsignedString(remote.getFormatVersion())
-              + ", this peer reads "
-              + FORMAT_VERSION);
-    }
+    EstimatorHeader.check(remote, FORMAT_VERSION, KIND, "tug-of-war estimator", spec);
     EstimatorParams p = remote.getParams();
     EstimatorParams mine = factory.params();
-    if (p.getKind() != KIND) {
-      throw new FormatException(
-          "estimator kind "
-              + Integer.toUnsignedString(p.getKind())
-              + ", this peer reads kind "
-              + KIND
-              + " (tug-of-war estimator)");
-    }
-    if (remote.getHashId() != spec.id()) {
-      throw new FormatException(
-          "estimator hash id "
-              + Integer.toUnsignedString(remote.getHashId())
-              + ", this peer uses hash id "
-              + spec.id());
-    }
-    if (remote.getSeedFingerprint() != spec.seedFingerprint()) {
-      throw new FormatException(
-          "estimator seed fingerprint "
-              + HashSpec.hex(remote.getSeedFingerprint())
-              + ", this peer has "
-              + HashSpec.hex(spec.seedFingerprint())
-              + " (possible corruption or another seed)");
-    }
     if (!p.equals(mine)) {
       throw new FormatException(
           "estimator parameters mismatch: peer {"
