@@ -38,6 +38,9 @@ final class Handshake {
             .setParams(ctx.params.toProto())
             .setDryRun(ctx.dryRun)
             .setDigest(digest);
+    if (rateless && ctx.config.pacing().groups()) {
+      h.addModes(Mode.MODE_RATELESS_GROUPED);
+    }
     if (rateless) {
       h.addModes(Mode.MODE_RATELESS);
     }
@@ -87,6 +90,10 @@ final class Handshake {
           "no common mode: peer offers " + h.getModesList() + ", local MODE_ESTIMATOR_IBLT");
     }
     ctx.rateless = rateless && h.getModesList().contains(Mode.MODE_RATELESS);
+    ctx.ratelessGroups =
+        ctx.rateless
+            && ctx.config.pacing().groups()
+            && h.getModesList().contains(Mode.MODE_RATELESS_GROUPED);
     if (!ctx.dryRun && ctx.records == null) {
       throw new ProtocolException(
           Code.PARAMS, "this peer only compares (it has no records to repair): ask for a dry run");
@@ -104,7 +111,10 @@ final class Handshake {
             .setVersion(Wire.FORMAT_VERSION)
             .setNodeId(ctx.config.nodeId())
             .setParams(ctx.params.toProto())
-            .setMode(ctx.rateless ? Mode.MODE_RATELESS : Mode.MODE_ESTIMATOR_IBLT);
+            .setMode(
+                ctx.ratelessGroups
+                    ? Mode.MODE_RATELESS_GROUPED
+                    : ctx.rateless ? Mode.MODE_RATELESS : Mode.MODE_ESTIMATOR_IBLT);
     long[] counts = new long[unequal.size()];
     for (int i = 0; i < counts.length; i++) {
       a.addUnequal(unequal.get(i).partition);
@@ -125,6 +135,11 @@ final class Handshake {
     checkParams(a.getParams());
     if (a.getMode() == Mode.MODE_RATELESS && offered) {
       ctx.rateless = true;
+    } else if (a.getMode() == Mode.MODE_RATELESS_GROUPED
+        && offered
+        && ctx.config.pacing().groups()) {
+      ctx.rateless = true;
+      ctx.ratelessGroups = true;
     } else if (a.getMode() != Mode.MODE_ESTIMATOR_IBLT) {
       throw new ProtocolException(
           Code.PARAMS, "peer chose mode " + a.getMode() + ", which this peer did not offer");

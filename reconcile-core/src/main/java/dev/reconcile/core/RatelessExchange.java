@@ -7,33 +7,63 @@ import dev.reconcile.core.wire.SymbolChunk;
 import dev.reconcile.core.wire.SymbolRequest;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The rateless mode: one stream of coded symbols per unequal partition ({@link CodedSymbols},
- * maintained on every write, so a stream costs O(d) whatever the partition's size). The responder
- * streams, the initiator decodes.
+ * The rateless mode: streams of coded symbols ({@link CodedSymbols}, maintained on every write, so
+ * a stream costs O(d) whatever the partitions' sizes). The responder streams, the initiator
+ * decodes.
+ *
+ * <h2>Streams</h2>
+ *
+ * A stream carries the symbols of one unequal partition, or with {@code MODE_RATELESS_GROUPED} the
+ * sum of the symbols of a group of them (prefixes are linear: the sum of the partitions' prefixes
+ * is the prefix of their union, and an element's partition is its top bits, {@link
+ * HashSpec#partitionOfElement}). One stream for all the unequal partitions pays the symbols per
+ * difference of the whole difference {@code d} (1.44 at {@code d = 128}) instead of those of its
+ * shares {@code d / k} (about 1.7-2 at {@code d / k < 10}) plus each stream's granularity of
+ * grants; but a group shares one prefix of {@code M} symbols, which decodes about {@code M / 1.35}
+ * differences, not {@code k} times that. So:
+ *
+ * <ul>
+ *   <li>The unequal partitions form one group (named by its lowest partition) when there are at
+ *       least two and {@code 1.35 sum |Delta_p| <= M / 4} ({@code Delta_p} the partition's count
+ *       difference, which both sides know from the fingerprints: a lower bound on its difference);
+ *       otherwise each partition streams alone. The rule is part of the mode: both sides derive the
+ *       streams from the HelloAck without a message.
+ *   <li>A group's grants stop at {@link #ESTIMATE_AFTER} symbols until that many arrived, so that
+ *       the estimate of {@code d} ({@link RatelessPacing#estimate}) is sharp before any large
+ *       grant; from then on, and whenever the prefix is exhausted, a group whose estimate exceeds
+ *       {@code M / 2} symbols' worth ({@code 1.35 d > M / 2}) is <b>split</b>: the initiator's
+ *       {@code SymbolRequest} names it in {@code split} and grants each of its partitions a first
+ *       batch of its own (its share of the estimate), and the partitions go on alone. A split
+ *       wastes the group's symbols received so far: {@code ESTIMATE_AFTER} when {@code d} is large.
+ * </ul>
+ *
+ * <h2>A round</h2>
  *
  * <ol>
  *   <li>Right after the HelloAck the responder sends each stream's first batch, {@code
- *       max(FIRST_BATCH, 1.35 |Delta| + 2 sqrt |Delta|)} symbols from the partition's count
- *       difference {@code Delta}, which both sides know (so the initiator's pacing starts from the
- *       same grant without a message).
+ *       max(FIRST_BATCH, 1.35 b + 2 sqrt b)} symbols, {@code b} the stream's known bound ({@code
+ *       |Delta|} of a partition, {@code sum |Delta_p|} of a group), which both sides know (so the
+ *       initiator's pacing starts from the same grant without a message).
  *   <li>The initiator subtracts its own symbols and peels incrementally ({@link RatelessDecoder});
- *       a partition whose stream decoded (symbol 0 back to zero in all three sums) is settled and
- *       what it lacks is requested ({@link ResultStream}). Otherwise it grants more ({@link
+ *       a stream that decoded (symbol 0 back to zero in all three sums) settles its partitions and
+ *       what they lack is requested ({@link ResultStream}). Otherwise it grants more ({@link
  *       RatelessPacing}: from the received symbols' count moments it estimates {@code d} and jumps
  *       close to the need); all grants of one exchange go in one {@code SymbolRequest}, all symbols
  *       of one answer in one {@code SymbolChunk}.
- *   <li>A stream that used up the maintained prefix ({@code 2^ratelessLog2} symbols), or whose
- *       estimate says it would, falls back to the estimator path ({@link TableExchange}, or the
- *       digest list when cheaper): never a failure for size.
+ *   <li>A partition's stream that used up the maintained prefix ({@code 2^ratelessLog2} symbols),
+ *       or whose estimate says it would, falls back to the estimator path ({@link TableExchange},
+ *       or the digest list when cheaper): never a failure for size.
  * </ol>
  *
  * A partial decode is never used; decoded elements are verified against the initiator's own set as
- * on every path. Each side streams from a snapshot of its symbols taken when the stream starts.
+ * on every path (an element of a group's stream outside the group's partitions is counted as
+ * unverified). Each side streams from a snapshot of its symbols taken when the stream starts.
  */
 final class RatelessExchange {
   /**
@@ -45,19 +75,31 @@ final class RatelessExchange {
   /** The default pacing of the initiator's later grants. */
   static final RatelessPacing.Config PACING = RatelessPacing.Config.SESSION;
 
-  /** Symbols received before the estimate of {@code d} is trusted to abandon a stream early. */
+  /**
+   * Symbols received before the estimate of {@code d} is trusted to abandon a stream early, and the
+   * most a group's grants reach before that many arrived.
+   */
   static final int ESTIMATE_AFTER = 32;
+
+  /** A group forms when {@code 1.35 sum |Delta_p|} is at most this share of the prefix. */
+  static final double GROUP_SHARE = 0.25;
+
+  /** A group splits when its estimate's need {@code 1.35 d} exceeds this share of the prefix. */
+  static final double SPLIT_SHARE = 0.5;
 
   private final SessionContext ctx;
   private final TableExchange tables;
   private final ResultStream results;
   private final Runnable allSettled;
+  // Both sides: the partitions of each group stream, by the group's lowest partition.
+  private final Map<Integer, int[]> groups = new HashMap<>();
   // Responder: the snapshot each stream is sent from, and how far it was sent.
   private final Map<Integer, CodedSymbols> streams = new HashMap<>();
   private final Map<Integer, Integer> sent = new HashMap<>();
-  // Initiator: a decoder and a pacing per stream.
+  // Initiator: a decoder and a pacing per stream; grants of split groups (round trips).
   private final Map<Integer, RatelessDecoder> decoders = new HashMap<>();
   private final Map<Integer, RatelessPacing> pacings = new HashMap<>();
+  private final Map<Integer, Integer> grantsBefore = new HashMap<>();
 
   RatelessExchange(
       SessionContext ctx, TableExchange tables, ResultStream results, Runnable allSettled) {
@@ -72,64 +114,152 @@ final class RatelessExchange {
     return ctx.config.pacing() != null && ctx.params.rateless();
   }
 
-  /** The symbols the first grant of a stream covers, from the initiator's count difference. */
-  private int firstGrant(long initiatorMinusResponder) {
-    return new RatelessPacing(
-            new RatelessPacing.Config(FIRST_BATCH, 1, 0.25, false),
-            limit(),
-            initiatorMinusResponder,
-            0)
-        .firstGrant();
-  }
-
   private int limit() {
     return 1 << ctx.params.ratelessLog2();
   }
 
+  /**
+   * The streams of {@code parts} (see the class comment): one group of all of them, or one stream
+   * each; each stream's partitions in ascending order, the first naming the stream.
+   */
+  private List<int[]> streamsOf(List<Part> parts) {
+    List<int[]> out = new ArrayList<>();
+    double bound = 0;
+    for (Part part : parts) {
+      bound += part.countBound();
+    }
+    if (ctx.ratelessGroups
+        && parts.size() > 1
+        && RatelessPacing.SYMBOLS_PER_DIFFERENCE * bound <= GROUP_SHARE * limit()) {
+      int[] members = new int[parts.size()];
+      for (int i = 0; i < members.length; i++) {
+        members[i] = parts.get(i).partition;
+      }
+      Arrays.sort(members);
+      groups.put(members[0], members);
+      out.add(members);
+    } else {
+      for (Part part : parts) {
+        out.add(new int[] {part.partition});
+      }
+    }
+    return out;
+  }
+
+  /** The pacing of a stream of {@code members}, with the initiator's count differences. */
+  private RatelessPacing pacing(RatelessPacing.Config c, int[] members, long prior) {
+    long delta = 0;
+    long bound = 0;
+    for (int p : members) {
+      Part part = ctx.parts.get(p);
+      long d =
+          ctx.initiator() ? part.localCount - part.remoteCount : part.remoteCount - part.localCount;
+      delta += d;
+      bound += Math.abs(d);
+    }
+    return new RatelessPacing(
+        new RatelessPacing.Config(FIRST_BATCH, c.minBatch(), c.growth(), c.estimate()),
+        limit(),
+        delta,
+        bound,
+        prior);
+  }
+
+  /**
+   * The first grant of a stream: the symbols the responder sends unasked (see the class comment).
+   */
+  private int firstGrant(int[] members) {
+    return pacing(new RatelessPacing.Config(FIRST_BATCH, 1, 0.25, false), members, 0).firstGrant();
+  }
+
+  /** The symbols of a stream of {@code members}: a copy of this side's, summed over a group. */
+  private CodedSymbols symbolsOf(int[] members) {
+    CodedSymbols sum = ctx.local.symbols(members[0]);
+    for (int i = 1; i < members.length; i++) {
+      sum.add(ctx.local.symbols(members[i]));
+    }
+    return sum;
+  }
+
   // ---------------------------------------------------------------- responder
 
-  /** Responder: starts a stream per partition and sends each one's first batch. */
+  /** Responder: starts the streams of the unequal partitions and sends each one's first batch. */
   void start(List<Part> parts) {
     if (parts.isEmpty()) {
       return;
     }
-    SymbolChunk.Builder chunk = SymbolChunk.newBuilder();
     List<CodedSymbols> from = new ArrayList<>();
     List<int[]> ranges = new ArrayList<>();
     for (Part part : parts) {
       part.phase = Part.Phase.STREAMING;
-      CodedSymbols snapshot = ctx.local.symbols(part.partition);
-      streams.put(part.partition, snapshot);
-      int n = Math.min(limit(), firstGrant(part.remoteCount - part.localCount));
-      sent.put(part.partition, n);
-      from.add(snapshot);
-      ranges.add(new int[] {part.partition, 0, n});
     }
-    ctx.queue(Envelope.newBuilder().setSymbols(pack(chunk, from, ranges)));
+    for (int[] members : streamsOf(parts)) {
+      CodedSymbols snapshot = symbolsOf(members);
+      int n = Math.min(limit(), firstGrant(members));
+      streams.put(members[0], snapshot);
+      sent.put(members[0], n);
+      from.add(snapshot);
+      ranges.add(new int[] {members[0], 0, n});
+    }
+    ctx.queue(Envelope.newBuilder().setSymbols(pack(SymbolChunk.newBuilder(), from, ranges)));
   }
 
-  /** Responder: the initiator grants more symbols. */
+  /** Responder: the initiator grants more symbols (and may split groups). */
   void onRequest(SymbolRequest r) throws ProtocolException {
-    if (r.getPartitionsCount() != r.getUpToCount() || r.getPartitionsCount() > streams.size()) {
+    if (r.getPartitionsCount() != r.getUpToCount()) {
       throw new ProtocolException(
           Code.MALFORMED,
           "SymbolRequest lists "
               + r.getPartitionsCount()
-              + " partitions and "
+              + " streams and "
               + r.getUpToCount()
-              + " limits for "
-              + streams.size()
-              + " streams");
+              + " limits");
+    }
+    // Streams that a split starts: partition -> whether this request started it yet.
+    Map<Integer, Boolean> starting = new HashMap<>();
+    for (int g : r.getSplitList()) {
+      int[] members = groups.remove(g);
+      if (members == null || !streams.containsKey(g)) {
+        throw new ProtocolException(
+            Code.MALFORMED, "SymbolRequest splits " + g + ", which is no group stream");
+      }
+      streams.remove(g);
+      sent.remove(g);
+      for (int p : members) {
+        starting.put(p, false);
+      }
+    }
+    if (r.getPartitionsCount() > streams.size() + starting.size()) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "SymbolRequest lists "
+              + r.getPartitionsCount()
+              + " streams; "
+              + (streams.size() + starting.size())
+              + " are open");
     }
     List<CodedSymbols> from = new ArrayList<>();
     List<int[]> ranges = new ArrayList<>();
     for (int j = 0; j < r.getPartitionsCount(); j++) {
       int p = r.getPartitions(j);
       Part part = ctx.part(p, "SymbolRequest");
-      CodedSymbols s = streams.get(p);
-      if (part.phase != Part.Phase.STREAMING || s == null) {
+      if (part.phase != Part.Phase.STREAMING) {
         throw new ProtocolException(
             Code.MALFORMED, "SymbolRequest for partition " + p + " in phase " + part.phase);
+      }
+      Boolean started = starting.get(p);
+      if (Boolean.FALSE.equals(started)) {
+        starting.put(p, true);
+        streams.put(p, ctx.local.symbols(p));
+        sent.put(p, 0);
+      }
+      CodedSymbols s = streams.get(p);
+      if (s == null || Boolean.TRUE.equals(started)) {
+        throw new ProtocolException(
+            Code.MALFORMED,
+            "SymbolRequest for partition "
+                + p
+                + (s == null ? ", which streams no symbols" : " twice"));
       }
       long upTo = r.getUpTo(j);
       int done = sent.get(p);
@@ -149,6 +279,15 @@ final class RatelessExchange {
       from.add(s);
       ranges.add(new int[] {p, done, (int) upTo});
     }
+    for (Map.Entry<Integer, Boolean> e : starting.entrySet()) {
+      if (!e.getValue()) {
+        throw new ProtocolException(
+            Code.MALFORMED,
+            "SymbolRequest splits the group of partition "
+                + e.getKey()
+                + " but grants it no symbols");
+      }
+    }
     ctx.queue(Envelope.newBuilder().setSymbols(pack(SymbolChunk.newBuilder(), from, ranges)));
   }
 
@@ -157,9 +296,12 @@ final class RatelessExchange {
     List<Part> parts = new ArrayList<>();
     for (int p : f.getPartitionsList()) {
       Part part = ctx.part(p, "RatelessFallback");
-      if (part.phase != Part.Phase.STREAMING) {
+      if (part.phase != Part.Phase.STREAMING || !streams.containsKey(p) || groups.containsKey(p)) {
         throw new ProtocolException(
-            Code.MALFORMED, "RatelessFallback for partition " + p + " in phase " + part.phase);
+            Code.MALFORMED,
+            "RatelessFallback for partition "
+                + p
+                + (groups.containsKey(p) ? ", a group stream" : " in phase " + part.phase));
       }
       streams.remove(p);
       parts.add(part);
@@ -200,24 +342,20 @@ final class RatelessExchange {
 
   // ---------------------------------------------------------------- initiator
 
-  /** Initiator: expects a stream per partition, whose first batch the responder sends unasked. */
+  /** Initiator: expects the streams of the unequal partitions, whose first batches come unasked. */
   void expect(List<Part> parts) {
     for (Part part : parts) {
       part.phase = Part.Phase.DECODING;
-      decoders.put(part.partition, new RatelessDecoder(ctx.local.symbols(part.partition)));
-      RatelessPacing.Config c = ctx.config.pacing();
-      RatelessPacing pacing =
-          new RatelessPacing(
-              new RatelessPacing.Config(FIRST_BATCH, c.minBatch(), c.growth(), c.estimate()),
-              limit(),
-              part.localCount - part.remoteCount,
-              0);
+    }
+    for (int[] members : streamsOf(parts)) {
+      decoders.put(members[0], new RatelessDecoder(symbolsOf(members)));
+      RatelessPacing pacing = pacing(ctx.config.pacing(), members, 0);
       pacing.firstGrant(); // the batch the responder sends unasked (see firstGrant)
-      pacings.put(part.partition, pacing);
+      pacings.put(members[0], pacing);
     }
   }
 
-  /** Initiator: symbols of some streams; decodes, settles, grants more or falls back. */
+  /** Initiator: symbols of some streams; decodes, settles, grants more, splits or falls back. */
   void onSymbols(SymbolChunk c) throws ProtocolException {
     int n = c.getPartitionsCount();
     if (n != c.getFirstsCount() || n != c.getCountsCount() || n > decoders.size()) {
@@ -264,8 +402,17 @@ final class RatelessExchange {
             Code.MALFORMED, "symbols of partition " + p + ": " + e.getMessage());
       }
       RatelessPacing pacing = pacings.get(p);
+      int[] group = groups.get(p);
       if (dec.complete()) {
-        settle(part, dec, pacing);
+        settle(group == null ? new int[] {p} : group, dec, pacing);
+        continue;
+      }
+      if (group != null) {
+        if (dec.exhausted() || tooLargeForAGroup(dec, pacing)) {
+          split(p, group, dec, pacing, more);
+        } else if (pacing.nextGrant(dec, Math.max(dec.received(), ESTIMATE_AFTER)) > 0) {
+          more.addPartitions(p).addUpTo(pacing.granted());
+        }
         continue;
       }
       if (dec.exhausted() || beyondThePrefix(dec, pacing)) {
@@ -301,14 +448,78 @@ final class RatelessExchange {
     return RatelessPacing.SYMBOLS_PER_DIFFERENCE * low > limit();
   }
 
-  private void settle(Part part, RatelessDecoder dec, RatelessPacing pacing) {
+  /** True when a group's estimated need is past its share of the prefix (see the class comment). */
+  private boolean tooLargeForAGroup(RatelessDecoder dec, RatelessPacing pacing) {
+    return dec.received() >= ESTIMATE_AFTER
+        && RatelessPacing.SYMBOLS_PER_DIFFERENCE * pacing.estimate(dec).d() > SPLIT_SHARE * limit();
+  }
+
+  /**
+   * Abandons the group stream {@code id}: each partition starts its own stream, granted its share
+   * of the group's estimate (as the prior of its pacing) in {@code more}.
+   */
+  private void split(
+      int id,
+      int[] members,
+      RatelessDecoder dec,
+      RatelessPacing pacing,
+      SymbolRequest.Builder more) {
+    double d = Math.max(pacing.estimate(dec).d(), dec.recovered());
+    long prior = (long) Math.ceil(2 * d / members.length); // the pacing grants from prior / 2
+    groups.remove(id);
+    decoders.remove(id);
+    pacings.remove(id);
+    more.addSplit(id);
+    ctx.stats.splits++;
+    for (int p : members) {
+      RatelessPacing own = pacing(ctx.config.pacing(), new int[] {p}, prior);
+      decoders.put(p, new RatelessDecoder(ctx.local.symbols(p)));
+      pacings.put(p, own);
+      grantsBefore.put(p, pacing.grants());
+      more.addPartitions(p).addUpTo(own.firstGrant());
+    }
+  }
+
+  private void settle(int[] members, RatelessDecoder dec, RatelessPacing pacing) {
+    int id = members[0];
     // The decoded difference is (mine - theirs): "here" is only at the initiator.
-    part.missingRemote = ctx.verified(part.partition, LongList.of(dec.onlyHere()), true);
-    part.missingLocal = ctx.verified(part.partition, LongList.of(dec.onlyThere()), false);
-    decoders.remove(part.partition);
-    pacings.remove(part.partition);
-    ctx.settle(part, PartitionOutcome.Path.RATELESS);
-    ctx.stats.roundTrips = Math.max(ctx.stats.roundTrips, pacing.grants());
-    results.send(part);
+    if (members.length == 1) {
+      Part part = ctx.parts.get(id);
+      part.missingRemote = LongList.of(dec.onlyHere());
+      part.missingLocal = LongList.of(dec.onlyThere());
+    } else {
+      for (int p : members) {
+        Part part = ctx.parts.get(p);
+        part.missingRemote = new LongList(16);
+        part.missingLocal = new LongList(16);
+      }
+      distribute(members, dec.onlyHere(), true);
+      distribute(members, dec.onlyThere(), false);
+    }
+    decoders.remove(id);
+    pacings.remove(id);
+    groups.remove(id);
+    ctx.stats.roundTrips =
+        Math.max(ctx.stats.roundTrips, grantsBefore.getOrDefault(id, 0) + pacing.grants());
+    for (int p : members) {
+      Part part = ctx.parts.get(p);
+      part.missingRemote = ctx.verified(p, part.missingRemote, true);
+      part.missingLocal = ctx.verified(p, part.missingLocal, false);
+      ctx.settle(part, PartitionOutcome.Path.RATELESS);
+      results.send(part);
+    }
+  }
+
+  /** Files a group's decoded elements under their partitions; others are unverified. */
+  private void distribute(int[] members, long[] elements, boolean onlyHere) {
+    for (long x : elements) {
+      int p = HashSpec.partitionOfElement(x, ctx.params.partitionsLog2());
+      if (Arrays.binarySearch(members, p) < 0) {
+        ctx.stats.unverified++;
+        continue;
+      }
+      Part part = ctx.parts.get(p);
+      (onlyHere ? part.missingRemote : part.missingLocal).add(x);
+    }
   }
 }

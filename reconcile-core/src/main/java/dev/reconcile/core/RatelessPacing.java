@@ -66,16 +66,25 @@ public final class RatelessPacing {
    * @param minBatch least symbols of any later grant
    * @param growth the largest later grant as a fraction of the symbols received ({@code > 0})
    * @param estimate whether later grants use the estimate of {@code d} (else plain growth)
+   * @param groups whether to offer grouped streams ({@code MODE_RATELESS_GROUPED}: the unequal
+   *     partitions of a round with a small known difference share one stream, see {@code
+   *     RatelessExchange})
    */
-  public record Config(int firstBatch, int minBatch, double growth, boolean estimate) {
+  public record Config(
+      int firstBatch, int minBatch, double growth, boolean estimate, boolean groups) {
     /** 16 symbols first (224 B), batches of at least 16, growth 1/4, estimate on. */
     public static final Config DEFAULT = new Config(16, 16, 0.25, true);
 
     /**
-     * The sessions' pacing: one stream per unequal partition, most of which hold one or two
-     * differences when differences are few, so 4 symbols first and batches of at least 8.
+     * The sessions' pacing: 4 symbols first (a stream of one partition holds one or two differences
+     * when differences are few) and batches of at least 8; grouped streams offered.
      */
     public static final Config SESSION = new Config(4, 8, 0.25, true);
+
+    /** A configuration that offers grouped streams. */
+    public Config(int firstBatch, int minBatch, double growth, boolean estimate) {
+      this(firstBatch, minBatch, growth, estimate, true);
+    }
 
     public Config {
       if (firstBatch < 1 || minBatch < 1) {
@@ -85,6 +94,11 @@ public final class RatelessPacing {
       if (!(growth > 0 && growth <= 16)) {
         throw new IllegalArgumentException("growth " + growth + " is not in (0, 16]");
       }
+    }
+
+    /** This configuration, offering grouped streams or not. */
+    public Config withGroups(boolean g) {
+      return new Config(firstBatch, minBatch, growth, estimate, g);
     }
   }
 
@@ -100,6 +114,7 @@ public final class RatelessPacing {
   private final Config config;
   private final int limit;
   private final long countDifference;
+  private final long bound;
   private final long prior;
   private int granted;
   private int grants;
@@ -113,12 +128,28 @@ public final class RatelessPacing {
    * @param prior the difference size of the last round with this peer, or {@code <= 0} if none
    */
   public RatelessPacing(Config config, int limit, long countDifference, long prior) {
+    this(config, limit, countDifference, Math.abs(countDifference), prior);
+  }
+
+  /**
+   * Pacing of one stream with a known lower bound on its difference beyond {@code
+   * |countDifference|}: a stream of a group of partitions knows the sum of the partitions' count
+   * differences in absolute value, which their signed sum may understate.
+   *
+   * @param bound a lower bound on the difference size (at least {@code |countDifference|})
+   */
+  public RatelessPacing(Config config, int limit, long countDifference, long bound, long prior) {
     if (limit < 1) {
       throw new IllegalArgumentException("limit " + limit + " < 1");
+    }
+    if (bound < Math.abs(countDifference)) {
+      throw new IllegalArgumentException(
+          "bound " + bound + " below the count difference " + countDifference);
     }
     this.config = config;
     this.limit = limit;
     this.countDifference = countDifference;
+    this.bound = bound;
     this.prior = prior;
   }
 
@@ -127,7 +158,7 @@ public final class RatelessPacing {
     if (grants != 0) {
       throw new IllegalStateException("the first grant was already made");
     }
-    double d0 = Math.max(Math.abs((double) countDifference), prior > 0 ? prior / 2.0 : 0);
+    double d0 = Math.max((double) bound, prior > 0 ? prior / 2.0 : 0);
     double want = SYMBOLS_PER_DIFFERENCE * d0 + 2 * Math.sqrt(d0);
     return grant(Math.max(config.firstBatch(), ceil(want)));
   }
@@ -137,6 +168,15 @@ public final class RatelessPacing {
    * complete, failed or exhausted, or when granted symbols are still outstanding.
    */
   public int nextGrant(RatelessDecoder decoder) {
+    return nextGrant(decoder, limit);
+  }
+
+  /**
+   * As {@link #nextGrant(RatelessDecoder)}, but granting no symbol at or past {@code upTo} (when it
+   * is beyond what was granted): a caller that wants a few more symbols for a sharper estimate
+   * before a large jump.
+   */
+  public int nextGrant(RatelessDecoder decoder, int upTo) {
     if (grants == 0) {
       throw new IllegalStateException("make the first grant first");
     }
@@ -144,18 +184,20 @@ public final class RatelessPacing {
     if (decoder.complete() || decoder.failed() || r >= limit || r < granted) {
       return 0;
     }
+    int cap = upTo > granted ? upTo - granted : Integer.MAX_VALUE;
     int step = Math.max(config.minBatch(), ceil(config.growth() * r));
     if (!config.estimate()) {
-      return grant(step);
+      return grant(Math.min(cap, step));
     }
     Estimate e = estimate(decoder);
-    double known = Math.max(Math.abs((double) delta(decoder)), decoder.recovered());
+    double known =
+        Math.max(Math.max(Math.abs((double) delta(decoder)), (double) bound), decoder.recovered());
     double d = Math.max(known, e.d());
     double dLow = Math.max(known, e.d() - Z * e.standardError());
     int jump = ceil(SYMBOLS_PER_DIFFERENCE * dLow - Math.sqrt(dLow)) - r;
     double se = SYMBOLS_PER_DIFFERENCE * e.standardError();
     int near = ceil(NEAR * Math.sqrt(se * se + d));
-    return grant(Math.max(jump, Math.max(config.minBatch(), Math.min(step, near))));
+    return grant(Math.min(cap, Math.max(jump, Math.max(config.minBatch(), Math.min(step, near)))));
   }
 
   /** Symbols granted so far. */

@@ -36,6 +36,9 @@ final class SessionContext {
   /** The rateless mode was chosen for this session. */
   boolean rateless;
 
+  /** The rateless mode with grouped streams was chosen for this session. */
+  boolean ratelessGroups;
+
   SessionContext(
       Role role,
       SessionConfig config,

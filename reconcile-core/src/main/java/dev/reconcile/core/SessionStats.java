@@ -22,6 +22,7 @@ public final class SessionStats {
   int decodeFailures;
   int doublings;
   int fallbacks;
+  int splits;
   int unverified;
   int roundTrips;
   long ibltCells;
@@ -143,6 +144,13 @@ public final class SessionStats {
     return fallbacks;
   }
 
+  /**
+   * Rateless group streams this side split into streams of their partitions (estimate too large).
+   */
+  public int splits() {
+    return splits;
+  }
+
   /** Cells of every IBLT this side sent or received (each table counted once). */
   public long ibltCells() {
     return ibltCells;
@@ -169,7 +177,8 @@ public final class SessionStats {
   public String toString() {
     return String.format(
         "bytes sent=%d received=%d (handshake=%d fingerprints=%d estimator=%d iblt=%d digests=%d"
-            + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d unverified=%d roundTrips=%d",
+            + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d splits=%d"
+            + " unverified=%d roundTrips=%d",
         bytesSent,
         bytesReceived,
         handshakeBytes,
@@ -182,6 +191,7 @@ public final class SessionStats {
         decodeFailures,
         doublings,
         fallbacks,
+        splits,
         unverified,
         roundTrips);
   }

@@ -209,6 +209,34 @@ class RatelessPacingTest {
   }
 
   @Test
+  void aKnownBoundBeyondTheCountDifferenceRaisesTheFirstGrant() {
+    RatelessPacing.Config c = RatelessPacing.Config.SESSION;
+    // A group of partitions with count differences +10 and -10: signed sum 0, known bound 20.
+    assertThat(new RatelessPacing(c, 1 << 14, 0, 20, 0).firstGrant())
+        .isEqualTo((int) Math.ceil(1.35 * 20 + 2 * Math.sqrt(20)));
+    assertThat(new RatelessPacing(c, 1 << 14, 0, 0, 0).firstGrant()).isEqualTo(c.firstBatch());
+    assertThatThrownBy(() -> new RatelessPacing(c, 1 << 14, -30, 20, 0))
+        .hasMessageContaining("bound 20 below the count difference -30");
+  }
+
+  @Test
+  void aCappedGrantStopsAtTheCapThenGrowsPastIt() throws Exception {
+    RatelessTrial t = RatelessTrial.of(SPEC, 23, 3000, 0.5, 0, 14);
+    RatelessDecoder dec = new RatelessDecoder(t.here);
+    RatelessPacing p = new RatelessPacing(RatelessPacing.Config.SESSION, 1 << 14, 0, 0);
+    t.send(dec, 0, p.firstGrant());
+    // Uncapped, a difference of 3 000 makes the second grant jump far past 32 symbols.
+    RatelessPacing free = new RatelessPacing(RatelessPacing.Config.SESSION, 1 << 14, 0, 0);
+    free.firstGrant();
+    assertThat(free.nextGrant(dec)).isGreaterThan(32);
+    assertThat(p.nextGrant(dec, 32)).isEqualTo(32 - dec.received());
+    t.send(dec, dec.received(), p.granted() - dec.received());
+    assertThat(dec.received()).isEqualTo(32);
+    // At the cap the cap no longer binds: the estimate from 31 symbols decides.
+    assertThat(p.nextGrant(dec, 32)).isGreaterThan(100);
+  }
+
+  @Test
   void grantsFollowTheStreamAndStopAtTheLimit() throws Exception {
     RatelessTrial t = RatelessTrial.of(SPEC, 22, 400, 0.5, 0, 8); // 256 symbols cannot decode 400
     RatelessDecoder dec = new RatelessDecoder(t.here);

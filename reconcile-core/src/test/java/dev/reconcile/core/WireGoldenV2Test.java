@@ -315,6 +315,46 @@ class WireGoldenV2Test {
                         .setEqual(false)
                         .setDigest(Wire.packDigest(SPEC, fps)))));
     b.add(new Named("done", Envelope.newBuilder().setDone(Done.getDefaultInstance())));
+    // Appended with MODE_RATELESS_GROUPED (the frames above are unchanged by it).
+    b.add(
+        new Named(
+            "hello-grouped",
+            Envelope.newBuilder()
+                .setHello(
+                    Hello.newBuilder()
+                        .setMinVersion(2)
+                        .setMaxVersion(2)
+                        .setClusterId("golden")
+                        .setNodeId("a")
+                        .setParams(params.toProto())
+                        .addModes(Mode.MODE_RATELESS_GROUPED)
+                        .addModes(Mode.MODE_RATELESS)
+                        .addModes(Mode.MODE_ESTIMATOR_IBLT)
+                        .setDigest(Wire.packDigest(SPEC, fps)))));
+    b.add(
+        new Named(
+            "hello-ack-grouped",
+            Envelope.newBuilder()
+                .setHelloAck(
+                    HelloAck.newBuilder()
+                        .setVersion(2)
+                        .setNodeId("b")
+                        .setParams(params.toProto())
+                        .setMode(Mode.MODE_RATELESS_GROUPED)
+                        .addUnequal(3)
+                        .addUnequal(9)
+                        .setUnequalCounts(Wire.packVarints(new long[] {12, 7})))));
+    b.add(
+        new Named(
+            "symbol-request-split",
+            Envelope.newBuilder()
+                .setSymbolRequest(
+                    SymbolRequest.newBuilder()
+                        .addSplit(3)
+                        .addPartitions(3)
+                        .addUpTo(40)
+                        .addPartitions(9)
+                        .addUpTo(24))));
     return b;
   }
 
