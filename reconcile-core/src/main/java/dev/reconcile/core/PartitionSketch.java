@@ -84,6 +84,13 @@ public final class PartitionSketch {
     return tables.fold(shape);
   }
 
+  /** Adds the coded symbols to {@code sum} (same spec and size); nothing without a prefix. */
+  public void addSymbolsTo(CodedSymbols sum) {
+    if (symbols != null) {
+      sum.add(symbols);
+    }
+  }
+
   /** A copy of the coded symbols, or null without a rateless prefix. */
   public CodedSymbols symbolsCopy() {
     return symbols == null ? null : symbols.copy();

@@ -25,6 +25,15 @@ public interface PartitionSketches {
     return null;
   }
 
+  /**
+   * Adds the partition's maintained coded symbols to {@code sum} ({@link CodedSymbols#add}), as of
+   * one instant: what a group stream of several partitions needs, without a copy of each. The
+   * default adds a {@link #symbols} copy.
+   */
+  default void addSymbols(int partition, CodedSymbols sum) {
+    sum.add(symbols(partition));
+  }
+
   /** True when {@link #symbols} gives every partition's symbols (the rateless mode is offered). */
   default boolean hasSymbols() {
     return false;

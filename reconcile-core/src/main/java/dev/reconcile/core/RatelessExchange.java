@@ -176,7 +176,7 @@ final class RatelessExchange {
   private CodedSymbols symbolsOf(int[] members) {
     CodedSymbols sum = ctx.local.symbols(members[0]);
     for (int i = 1; i < members.length; i++) {
-      sum.add(ctx.local.symbols(members[i]));
+      ctx.local.addSymbols(members[i], sum);
     }
     return sum;
   }

@@ -79,6 +79,8 @@ final class PeerRound {
 
   /** Runs the round; the future completes (never fails) with the report when the round ends. */
   Future<RoundReport> run() {
+    // Start the worker now, while the first frame is on its way, not when it has arrived.
+    worker.execute(() -> {});
     rt.metrics().activeSessions.incrementAndGet();
     ch.frameHandler(this::onFrame);
     ch.closed().onComplete(r -> onClosed(r.result()));

@@ -51,6 +51,11 @@ final class PartitionState {
     return sketch.symbolsCopy();
   }
 
+  /** Adds the coded symbols to {@code sum}, atomically with respect to writes. */
+  synchronized void addSymbolsTo(CodedSymbols sum) {
+    sketch.addSymbolsTo(sum);
+  }
+
   /** A new table of {@code shape} folded from the maintained table of its ladder. */
   synchronized Iblt fold(IbltShape shape) {
     return sketch.fold(shape);

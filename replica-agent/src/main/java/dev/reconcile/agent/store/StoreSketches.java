@@ -222,6 +222,12 @@ final class StoreSketches implements PartitionSketches {
   }
 
   @Override
+  public void addSymbols(int partition, CodedSymbols sum) {
+    s.checkPartition(partition);
+    states[partition].addSymbolsTo(sum);
+  }
+
+  @Override
   public boolean hasSymbols() {
     return s.params.rateless();
   }
