@@ -48,6 +48,18 @@ public final class PartitionSketch {
   }
 
   private void update(long element, int delta) {
+    long c = updateDeferringSymbols(element, delta);
+    if (symbols != null) {
+      symbols.update(element, c, delta);
+    }
+  }
+
+  /**
+   * Adds ({@code delta = 1}) or removes ({@code -1}) {@code element} in everything but the coded
+   * symbols, and returns its check hash: the caller owes {@link #updateSymbols} the same update (in
+   * any order with others: the symbols are linear) before it reads the symbols.
+   */
+  public long updateDeferringSymbols(long element, int delta) {
     if (delta > 0) {
       fingerprint.add(element);
       estimator.add(element);
@@ -57,9 +69,19 @@ public final class PartitionSketch {
     }
     long c = spec.cellBase(element);
     tables.update(element, c, delta);
+    return c;
+  }
+
+  /** The coded symbols' part of an update, {@code c} from {@link #updateDeferringSymbols}. */
+  public void updateSymbols(long element, long c, int delta) {
     if (symbols != null) {
       symbols.update(element, c, delta);
     }
+  }
+
+  /** True when the sketch keeps a prefix of coded symbols. */
+  public boolean hasSymbols() {
+    return symbols != null;
   }
 
   /** Replaces {@code old} (when {@code hadOld}) by {@code neu}. */

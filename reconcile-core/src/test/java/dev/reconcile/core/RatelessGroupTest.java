@@ -69,6 +69,13 @@ class RatelessGroupTest {
     return trace(seed, pLog2, rLog2, common, da, db, c, c, UnaryOperator.identity());
   }
 
+  /** A session of the default pacing, {@code half} elements only on each side, tampered. */
+  static Trace tampered(
+      long seed, int pLog2, int rLog2, int half, UnaryOperator<Envelope> tamperInitiator) {
+    RatelessPacing.Config c = RatelessPacing.Config.SESSION;
+    return trace(seed, pLog2, rLog2, 20_000, half, half, c, c, tamperInitiator);
+  }
+
   @Test
   void aSmallDifferenceAcrossPartitionsTravelsInOneStream() {
     Trace t = trace(101, 4, 14, 20_000, 50, 50);
@@ -190,17 +197,12 @@ class RatelessGroupTest {
 
   @Test
   void aSplitOfNoGroupIsRefused() {
-    RatelessPacing.Config c = RatelessPacing.Config.SESSION;
     Trace t =
-        trace(
+        tampered(
             501,
             4,
             14,
-            20_000,
             50,
-            50,
-            c,
-            c,
             e ->
                 e.hasSymbolRequest()
                     ? e.toBuilder()
@@ -216,17 +218,12 @@ class RatelessGroupTest {
 
   @Test
   void aSplitThatLeavesAPartitionWithoutAStreamIsRefused() {
-    RatelessPacing.Config c = RatelessPacing.Config.SESSION;
     Trace t =
-        trace(
+        tampered(
             301,
             2,
             10,
-            20_000,
             600,
-            600,
-            c,
-            c,
             e -> {
               if (!e.hasSymbolRequest() || e.getSymbolRequest().getSplitCount() == 0) {
                 return e;

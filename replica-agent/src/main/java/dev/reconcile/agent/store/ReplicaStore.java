@@ -300,6 +300,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     s.lifecycle.writeLock().lock();
     try {
       if (s.markClosed()) {
+        sketches.stopUpkeep();
         sketches.releaseCursors();
         reader.releaseScans();
         s.closeNatives();

@@ -35,6 +35,7 @@ final class StoreSketches implements PartitionSketches {
 
   private final StoreDb s;
   private final PartitionState[] states; // null without sketches
+  private final SymbolUpkeep upkeep; // null without sketches or symbols
   private final Set<IndexCursor> openCursors = ConcurrentHashMap.newKeySet();
   private final long rebuiltRecords;
   private final long rebuildMillis;
@@ -50,10 +51,13 @@ final class StoreSketches implements PartitionSketches {
     long t0 = System.nanoTime();
     int p = s.params.partitions();
     PartitionState[] fresh = null;
+    SymbolUpkeep up = null;
     if (s.options.maintainSketches()) {
       fresh = new PartitionState[p];
+      up = s.params.rateless() ? new SymbolUpkeep("sketch-upkeep") : null;
+      Runnable wake = up == null ? null : up::wake;
       for (int i = 0; i < p; i++) {
-        fresh[i] = new PartitionState(s.params, s.options.estimators());
+        fresh[i] = new PartitionState(s.params, s.options.estimators(), wake);
       }
     }
     int threads = Math.min(s.options.rebuildThreads(), p);
@@ -101,6 +105,10 @@ final class StoreSketches implements PartitionSketches {
     long nanos = System.nanoTime() - t0;
     long cpu = Arrays.stream(cpuNanos).sum();
     this.states = fresh;
+    this.upkeep = up;
+    if (up != null) {
+      up.start(fresh);
+    }
     this.rebuiltRecords = total;
     this.rebuildMillis = nanos / 1_000_000;
     this.rebuildKeysPerSecond = total == 0 ? 0 : total * 1e9 / nanos;
@@ -290,6 +298,18 @@ final class StoreSketches implements PartitionSketches {
     } finally {
       s.lifecycle.readLock().unlock();
     }
+  }
+
+  /** Stops the coded-symbol upkeep thread (store close; what is queued is not needed any more). */
+  void stopUpkeep() {
+    if (upkeep != null) {
+      upkeep.close();
+    }
+  }
+
+  /** Symbol updates the upkeep thread applied so far (0 without one). */
+  long upkeepApplied() {
+    return upkeep == null ? 0 : upkeep.applied();
   }
 
   /** Releases every open cursor; the caller holds the lifecycle write lock (store close). */
