@@ -196,14 +196,19 @@ final class PeerService {
       return Future.succeededFuture(busy);
     }
     active.incrementAndGet();
+    // The progress read and the connection run at once: one hop less before the Hello.
+    Future<BitSet> progress =
+        rt.vertx().executeBlocking(() -> rt.store().partitionsDone(label, 0), false);
+    Future<NetSocket> connected = client.connect(peer.port(), peer.host());
     Future<RoundReport> f =
-        rt.vertx()
-            .executeBlocking(() -> rt.store().partitionsDone(label, 0), false)
-            .compose(
-                done ->
-                    client
-                        .connect(peer.port(), peer.host())
-                        .map(socket -> new Object[] {socket, done}))
+        Future.all(progress, connected)
+            .<Object[]>map(all -> new Object[] {connected.result(), progress.result()})
+            .onFailure(
+                err -> {
+                  if (connected.succeeded()) {
+                    connected.result().close();
+                  }
+                })
             .compose(
                 pair -> {
                   NetSocket socket = (NetSocket) pair[0];
@@ -254,8 +259,8 @@ final class PeerService {
    * see them and drop them again.
    */
   private Future<RoundReport> afterRound(RoundReport report, RoundRecords records) {
-    if (!report.ok) {
-      return Future.succeededFuture(report);
+    if (!report.ok || !records.offeredAnyExpired()) {
+      return Future.succeededFuture(report); // nothing to purge: no hop to a worker
     }
     return rt.vertx()
         .executeBlocking(records::dropOfferedExpired, false)

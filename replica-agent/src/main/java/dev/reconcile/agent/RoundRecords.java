@@ -74,6 +74,11 @@ public final class RoundRecords implements RecordStore {
     }
   }
 
+  /** True when the round offered tombstones past the grace period (a purge is owed). */
+  public synchronized boolean offeredAnyExpired() {
+    return !offeredExpired.isEmpty();
+  }
+
   /** Blocking: purges the past-grace tombstones offered in the round; returns how many. */
   public synchronized int dropOfferedExpired() {
     if (offeredExpired.isEmpty()) {
