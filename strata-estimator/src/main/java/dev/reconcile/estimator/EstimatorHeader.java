@@ -1,15 +1,29 @@
 package dev.reconcile.estimator;
 
+import com.google.protobuf.CodedOutputStream;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.wire.Estimator;
 
 /**
- * The checks every estimator kind makes first on a remote {@link Estimator}, in this order: format
- * version, kind, hash id, seed fingerprint. Each message names the remote value and the local one.
+ * What every estimator kind shares about its {@link Estimator} message: the checks it makes first
+ * on a remote one, in this order (format version, kind, hash id, seed fingerprint; each message
+ * names the remote value and the local one), and its size on the wire.
  */
 final class EstimatorHeader {
   private EstimatorHeader() {}
+
+  /**
+   * Bytes of the message {@code header} with {@code cellBytes} bytes of cells, computed without
+   * serializing the cells.
+   */
+  static long wireBytes(Estimator.Builder header, long cellBytes) {
+    int len = Math.toIntExact(cellBytes);
+    return header.build().getSerializedSize()
+        + CodedOutputStream.computeTagSize(Estimator.CELLS_FIELD_NUMBER)
+        + CodedOutputStream.computeUInt32SizeNoTag(len)
+        + (long) len;
+  }
 
   static void check(Estimator remote, int formatVersion, int kind, String kindName, HashSpec spec)
       throws FormatException {

@@ -1,7 +1,6 @@
 package dev.reconcile.estimator;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedOutputStream;
 import dev.reconcile.core.CellLayout;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.Estimate;
@@ -335,11 +334,7 @@ public final class StrataEstimator implements DifferenceEstimator {
   /** Bytes of {@link #toProto()} on the wire, computed without serializing the cells. */
   @Override
   public long wireBytes() {
-    int len = Math.toIntExact(cellBytes());
-    return header().build().getSerializedSize()
-        + CodedOutputStream.computeTagSize(Estimator.CELLS_FIELD_NUMBER)
-        + CodedOutputStream.computeUInt32SizeNoTag(len)
-        + (long) len;
+    return EstimatorHeader.wireBytes(header(), cellBytes());
   }
 
   IbltShape stratumShape() {

@@ -1,7 +1,6 @@
 package dev.reconcile.estimator;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedOutputStream;
 import dev.reconcile.core.DifferenceEstimator;
 import dev.reconcile.core.Estimate;
 import dev.reconcile.core.FormatException;
@@ -261,11 +260,7 @@ public final class TugOfWarEstimator implements DifferenceEstimator {
 
   @Override
   public long wireBytes() {
-    int len = Math.toIntExact(cellBytes());
-    return header().build().getSerializedSize()
-        + CodedOutputStream.computeTagSize(Estimator.CELLS_FIELD_NUMBER)
-        + CodedOutputStream.computeUInt32SizeNoTag(len)
-        + (long) len;
+    return EstimatorHeader.wireBytes(header(), cellBytes());
   }
 
   private void requireCompatible(TugOfWarEstimator other) {
