@@ -144,9 +144,11 @@ public final class RoundReport {
               .put("ibltBytes", stats.ibltBytes())
               .put("digestBytes", stats.digestBytes())
               .put("resultBytes", stats.resultBytes())
+              .put("symbolBytes", stats.symbolBytes())
               .put("decodeFailures", stats.decodeFailures())
               .put("doublings", stats.doublings())
               .put("fallbacks", stats.fallbacks())
+              .put("ratelessSplits", stats.splits())
               .put("ibltCells", stats.ibltCells())
               .put("unverified", stats.unverified())
               .put("roundTrips", stats.roundTrips()));
