@@ -169,7 +169,8 @@ final class RepairExchange {
       }
       List<ReplicaRecord> records;
       if (src.elements == null) {
-        records = src.nextRecords(config.batchRecords(), config.batchBytes());
+        // A bulk partition: larger batches, still closed at batchBytes (see RepairConfig).
+        records = src.nextRecords(config.bulkBatchRecords(), config.batchBytes());
       } else {
         long[] chunk = src.next(config.batchRecords());
         records = chunk.length == 0 ? List.of() : ctx.records.recordsFor(src.partition, chunk);

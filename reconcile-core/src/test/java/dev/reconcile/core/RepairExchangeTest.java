@@ -140,6 +140,84 @@ class RepairExchangeTest {
     assertThat(most.get()).isEqualTo(window);
   }
 
+  /**
+   * The records of each batch sent from left to right in a repair round between {@code left} and an
+   * empty (bulk) or a partly filled (listed) right side.
+   */
+  private static List<Integer> batchSizes(
+      MemoryReplica left, MemoryReplica right, RepairConfig repair) {
+    List<Integer> sizes = new ArrayList<>();
+    ReconcileSession i = ReconcileSession.initiator(config(repair), left.sketches(), left, null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repair), right.sketches(), right);
+    LocalRound.run(
+        i,
+        r,
+        e -> {
+          if (e.hasRecordBatch()) {
+            sizes.add(e.getRecordBatch().getRecordsCount());
+          }
+          return e;
+        },
+        UnaryOperator.identity());
+    assertThat(i.succeeded()).isTrue();
+    assertThat(contents(left)).isEqualTo(contents(right));
+    return sizes;
+  }
+
+  private static MemoryReplica filled(int n, int valueBytes) {
+    MemoryReplica m = new MemoryReplica(PARAMS, ESTIMATORS);
+    for (int k = 0; k < n; k++) {
+      m.write(ReplicaRecord.of(b("k" + k), new byte[valueBytes], v(NOW - 100), 1));
+    }
+    return m;
+  }
+
+  @Test
+  void aBulkPartitionIsSentInBulkBatchesBoundedByRecordsAndBytes() {
+    // Batches of at most 10 records, 40 of a bulk partition; each record counts 4 + 100 + 32 bytes.
+    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW);
+    MemoryReplica source = filled(2000, 100);
+    List<Integer> bulk = batchSizes(source, new MemoryReplica(PARAMS, ESTIMATORS), repair);
+    assertThat(bulk).allSatisfy(n -> assertThat(n).isBetween(1, 40));
+    assertThat(bulk.stream().mapToInt(Integer::intValue).sum()).isEqualTo(2000);
+    // 4 partitions: each but its last batch is full.
+    assertThat(bulk.size()).isBetween(50, 54);
+
+    // The same partitions, listed (the peer holds some of each): batches of batchRecords.
+    MemoryReplica half = new MemoryReplica(PARAMS, ESTIMATORS);
+    source.forEach(
+        x -> {
+          if (new String(x.key(), StandardCharsets.UTF_8).hashCode() % 2 == 0) {
+            half.write(x);
+          }
+        });
+    List<Integer> listed = batchSizes(filled(2000, 100), half, repair);
+    assertThat(listed).allSatisfy(n -> assertThat(n).isBetween(1, 10));
+
+    // Bytes still close a bulk batch: 1 KiB holds 7 records of 136 bytes.
+    RepairConfig small = new RepairConfig(3, 10, 1024, 40, 160, 3_600_000L, () -> NOW);
+    List<Integer> byBytes =
+        batchSizes(filled(500, 100), new MemoryReplica(PARAMS, ESTIMATORS), small);
+    assertThat(byBytes).allSatisfy(n -> assertThat(n).isBetween(1, 7));
+    assertThat(byBytes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(500);
+  }
+
+  @Test
+  void aConfigWhoseBulkBatchesAreSmallerThanItsBatchesOrThanItAcceptsIsRefused() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> new RepairConfig(3, 10, 1 << 20, 9, 160, 0L, () -> NOW))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("bulk batch records 9");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> new RepairConfig(3, 10, 1 << 20, 200, 160, 0L, () -> NOW))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("max batch records 160");
+    assertThat(new RepairConfig(3, 10, 1 << 20, 40, 0L, () -> NOW).bulkBatchRecords())
+        .isEqualTo(10);
+  }
+
   @Test
   void aRecordFromTheFutureIsRefusedCountedAndTheRoundSaysSo() {
     MemoryReplica[] m = divergent(5, 200, 0, 3);

@@ -459,19 +459,35 @@ public record AgentConfig(
 
   /**
    * How sessions of this agent stream records: {@code repair-window} batches in flight of up to
-   * {@code batch-records} records or {@code batch-bytes}; a received batch may hold as many records
-   * as any agent may send; records more than {@code max-clock-skew} ahead of {@code wallMillis} are
-   * refused.
+   * {@code batch-records} records ({@link #bulkBatchRecords} of a bulk partition) or {@code
+   * batch-bytes}; a received batch may hold as many records as any agent may send; records more
+   * than {@code max-clock-skew} ahead of {@code wallMillis} are refused.
    */
   public RepairConfig repairConfig(LongSupplier wallMillis) {
     return new RepairConfig(
         repairWindow,
         batchRecords,
         batchBytes,
+        bulkBatchRecords(batchRecords),
         MAX_BATCH_RECORDS,
         security.maxClockSkew().toMillis(),
         wallMillis);
   }
+
+  /**
+   * Most records per batch of a bulk partition (one the peer holds none of, streamed by a range
+   * scan): {@value #BULK_BATCH_FACTOR} x {@code batch-records}, at most {@link #MAX_BATCH_RECORDS}.
+   * Such batches are still closed at {@code batch-bytes}, so the memory a round holds stays {@code
+   * repair-window x batch-bytes}; for small records they carry up to that many bytes instead of
+   * {@code batch-records} records, which saves the per-batch costs of a catch-up (frames, worker
+   * steps, write batches, acknowledgements).
+   */
+  static int bulkBatchRecords(int batchRecords) {
+    return (int) Math.min(MAX_BATCH_RECORDS, (long) BULK_BATCH_FACTOR * batchRecords);
+  }
+
+  /** Records of a bulk batch per record of an ordinary batch, see {@link #bulkBatchRecords}. */
+  static final int BULK_BATCH_FACTOR = 16;
 
   /** Rejected configuration, with a message naming the key. */
   public static final class ConfigException extends RuntimeException {

@@ -3,6 +3,7 @@ package dev.reconcile.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.reconcile.core.RepairConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +19,21 @@ class AgentConfigTest {
     Map<String, String> m = new HashMap<>();
     m.put("node-id", "a");
     return m;
+  }
+
+  @Test
+  void bulkBatchesHoldSixteenTimesBatchRecordsAtMostWhatAnyAgentAccepts() {
+    Map<String, String> m = min();
+    assertThat(AgentConfig.fromMap(m).repairConfig(() -> 0L).bulkBatchRecords()).isEqualTo(16_000);
+    m.put("batch-records", "50");
+    RepairConfig r = AgentConfig.fromMap(m).repairConfig(() -> 0L);
+    assertThat(r.batchRecords()).isEqualTo(50);
+    assertThat(r.bulkBatchRecords()).isEqualTo(800);
+    m.put("batch-records", "10000");
+    r = AgentConfig.fromMap(m).repairConfig(() -> 0L);
+    assertThat(r.bulkBatchRecords()).isEqualTo(AgentConfig.MAX_BATCH_RECORDS);
+    assertThat(r.maxBatchRecords()).isEqualTo(AgentConfig.MAX_BATCH_RECORDS);
+    assertThat(r.batchBytes()).isEqualTo(1 << 20);
   }
 
   @Test

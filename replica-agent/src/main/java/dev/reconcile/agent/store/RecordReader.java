@@ -167,12 +167,22 @@ final class RecordReader {
   }
 
   /** A partition scan's snapshot, bounded index iterator and read options; see {@link #scan}. */
-  private final class Scan implements RecordStore.PartitionScan {
+  final class Scan implements RecordStore.PartitionScan {
     /** Records read by the first multiGet of a call, before their sizes are known. */
     private static final int FIRST_CHUNK = 16;
 
     /** Most records read by one multiGet. */
     private static final int MAX_CHUNK = 512;
+
+    /**
+     * The record lookups fill the block cache while the records read so far average less than this:
+     * a data block (4 KiB) then holds several records, of this partition and of the others, which
+     * the scans of a catch-up read at random (the digest index orders them by element), so a cached
+     * block is read again soon; without it each record cost a block read and checksum of its own (a
+     * quarter of the sender's CPU at 100 B records, docs/benchmarks.md 3a). Larger records fill a
+     * block each and would only evict what the cache holds for other readers.
+     */
+    static final int FILL_CACHE_BELOW_BYTES = 1024;
 
     private final int partition;
     private final Snapshot snapshot;
@@ -184,12 +194,14 @@ final class RecordReader {
     private boolean started;
     private boolean exhausted;
     private boolean released;
+    private long recordsRead;
+    private long bytesRead;
 
     Scan(int partition) {
       this.partition = partition;
       snapshot = s.db.getSnapshot();
       iterOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
-      getOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
+      getOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(true);
       lower = new Slice(DigestKeys.partitionStart(partition));
       upper =
           partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
@@ -228,6 +240,7 @@ final class RecordReader {
             if (keys.isEmpty()) {
               break;
             }
+            getOptions.setFillCache(fillsCache());
             List<byte[]> values =
                 s.db.multiGetAsList(getOptions, Collections.nCopies(keys.size(), s.records), keys);
             for (int i = 0; i < keys.size(); i++) {
@@ -250,6 +263,8 @@ final class RecordReader {
               }
               out.add(r.toRecord());
               bytes += r.key.length + r.value.length;
+              recordsRead++;
+              bytesRead += r.key.length + r.value.length;
             }
           }
           return out;
@@ -260,6 +275,11 @@ final class RecordReader {
       } finally {
         s.lifecycle.readLock().unlock();
       }
+    }
+
+    /** Whether the next lookups fill the block cache, see {@link #FILL_CACHE_BELOW_BYTES}. */
+    boolean fillsCache() {
+      return recordsRead == 0 || bytesRead < (long) FILL_CACHE_BELOW_BYTES * recordsRead;
     }
 
     /** Moves to the next index row of the partition; false (and exhausted) at its end. */

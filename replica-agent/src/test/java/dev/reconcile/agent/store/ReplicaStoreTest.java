@@ -13,6 +13,7 @@ import dev.reconcile.core.Iblt;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.MemorySketches;
 import dev.reconcile.core.PartitionSketches;
+import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.nio.file.Files;
@@ -46,6 +47,44 @@ class ReplicaStoreTest {
   private ReplicaStore open(AtomicLong ms) {
     return ReplicaStore.open(
         Fixtures.options(dir, "node-a", PARAMS, ms).tombstoneGrace(Duration.ofMillis(50)).build());
+  }
+
+  @Test
+  void aPartitionScanFillsTheBlockCacheOnlyWhileItsRecordsAreSmall() {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      for (int k = 0; k < 400; k++) {
+        s.put(bytes("small-" + k), new byte[100]);
+        s.put(bytes("large-" + k), new byte[8 * RecordReader.Scan.FILL_CACHE_BELOW_BYTES]);
+      }
+      // Every partition holds both kinds; the mean decides after each multiGet chunk.
+      int records = 0;
+      for (int p = 0; p < PARAMS.partitions(); p++) {
+        try (RecordStore.PartitionScan scan = s.scan(p, null)) {
+          RecordReader.Scan sc = (RecordReader.Scan) scan;
+          assertThat(sc.fillsCache()).as("nothing read yet").isTrue();
+          List<ReplicaRecord> chunk;
+          while (!(chunk = scan.next(1000, 64L << 20)).isEmpty()) {
+            records += chunk.size();
+          }
+          assertThat(sc.fillsCache()).as("partition %d, mean above 1 KiB", p).isFalse();
+        }
+      }
+      assertThat(records).isEqualTo(800);
+    }
+    try (ReplicaStore s =
+        ReplicaStore.open(Fixtures.options(dir.resolve("small"), "node-b", PARAMS, ms).build())) {
+      for (int k = 0; k < 400; k++) {
+        s.put(bytes("small-" + k), new byte[100]);
+      }
+      for (int p = 0; p < PARAMS.partitions(); p++) {
+        try (RecordStore.PartitionScan scan = s.scan(p, null)) {
+          while (!scan.next(1000, 64L << 20).isEmpty()) {
+            assertThat(((RecordReader.Scan) scan).fillsCache()).isTrue();
+          }
+        }
+      }
+    }
   }
 
   @Test
