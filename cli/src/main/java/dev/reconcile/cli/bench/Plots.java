@@ -117,7 +117,7 @@ final class Plots {
           x,
           ls.stream().mapToDouble(AgentBench.Latency::sessionMillisMedian).toArray());
       XYSeries t =
-          c.addSeries("target 50 ms", new double[] {x[0], x[x.length - 1]}, new double[] {50, 50});
+          c.addSeries("target 10 ms", new double[] {x[0], x[x.length - 1]}, new double[] {10, 10});
       t.setMarker(SeriesMarkers.NONE);
     }
     save(c, file);
