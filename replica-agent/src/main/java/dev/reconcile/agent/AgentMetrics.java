@@ -5,6 +5,7 @@ import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -122,6 +123,13 @@ public final class AgentMetrics implements AutoCloseable {
 
   /** Exports {@code store}'s RocksDB figures as gauges, read at each scrape. */
   void bindStore(ReplicaStore store) {
+    FunctionCounter.builder("reconcile_sketch_upkeep_applied", store, s -> s.symbolUpkeep()[0])
+        .description("Coded-symbol updates applied by the store's upkeep thread")
+        .register(registry);
+    Gauge.builder("reconcile_sketch_upkeep_pending", store, s -> s.symbolUpkeep()[1])
+        .description("Coded-symbol updates queued by writes and not yet applied")
+        .strongReference(true)
+        .register(registry);
     for (Map.Entry<String, String> e : ROCKSDB_PER_CF.entrySet()) {
       for (String cf : ReplicaStore.COLUMN_FAMILIES) {
         String property = e.getKey();

@@ -178,6 +178,13 @@ class AdminApiTest {
     assertThat(sample(m, "reconcile_rocksdb_block_cache_capacity_bytes")).isEqualTo(64 << 20);
     assertThat(sample(m, "reconcile_rocksdb_block_cache_usage_bytes")).isGreaterThanOrEqualTo(0);
     assertThat(sample(m, "reconcile_rocksdb_background_errors")).isZero();
+    // Coded-symbol upkeep: 5 000 new keys are 5 000 updates, applied by the upkeep thread or still
+    // queued (no round read the symbols, and a writer applies only a full buffer of 1 024).
+    double applied = sample(m, "reconcile_sketch_upkeep_applied_total");
+    double pending = sample(m, "reconcile_sketch_upkeep_pending");
+    assertThat(applied).isBetween(0.0, 5000.0);
+    assertThat(pending).isBetween(0.0, 16.0 * 1024);
+    assertThat(applied + pending).isLessThanOrEqualTo(5000.0);
     for (String metric : AgentMetrics.ROCKSDB_PER_CF.values()) {
       for (String cf : dev.reconcile.agent.store.ReplicaStore.COLUMN_FAMILIES) {
         assertThat(sample(m, metric + "{cf=\"" + cf + "\"}")).as(metric + " " + cf).isNotNaN();

@@ -225,6 +225,14 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     reader.forEachRecord(action);
   }
 
+  /**
+   * Coded-symbol updates applied so far by the store's upkeep thread, and queued now (see {@code
+   * PartitionState}): {@code {applied, pending}}. For metrics.
+   */
+  public long[] symbolUpkeep() {
+    return new long[] {sketches.upkeepApplied(), sketches.symbolUpdatesPending()};
+  }
+
   /** Records currently stored (tombstones included). */
   public long recordCount() {
     return writer.recordCount();

@@ -312,6 +312,17 @@ final class StoreSketches implements PartitionSketches {
     return upkeep == null ? 0 : upkeep.applied();
   }
 
+  /** Symbol updates queued and not yet applied, over every partition (0 without sketches). */
+  long symbolUpdatesPending() {
+    long n = 0;
+    if (states != null) {
+      for (PartitionState st : states) {
+        n += st.pendingSymbolUpdates();
+      }
+    }
+    return n;
+  }
+
   /** Releases every open cursor; the caller holds the lifecycle write lock (store close). */
   void releaseCursors() {
     for (IndexCursor c : List.copyOf(openCursors)) {
