@@ -104,9 +104,11 @@ final class DemoCommand implements Callable<Integer> {
         throw new CliException("repair round failed: " + r.error);
       }
       out.printf(
-          "round: %d partitions (%d equal, %d by IBLT, %d by digest list), estimated difference %,d, actual %,d%n",
+          "round: %d partitions (%d equal, %d by rateless stream, %d by IBLT, %d by digest list),"
+              + " estimated difference %,d, actual %,d%n",
           r.partitions,
           r.fastPath,
+          r.ratelessPartitions,
           r.ibltPartitions,
           r.fallbackPartitions,
           r.estimate,
@@ -120,13 +122,16 @@ final class DemoCommand implements Callable<Integer> {
           r.stats.fallbacks(),
           r.stats.roundTrips());
       out.printf(
-          "protocol bytes: %,d (estimators %,d, IBLTs %,d, digest lists %,d, results %,d) = %.1f B per difference%n",
-          r.stats.bytesTotal(),
+          "protocol bytes: %,d (coded symbols %,d, estimators %,d, IBLTs %,d, digest lists %,d,"
+              + " results %,d) = %.1f B per difference; %,d with the record batches%n",
+          r.stats.protocolBytes(),
+          r.stats.symbolBytes(),
           r.stats.estimatorBytes(),
           r.stats.ibltBytes(),
           r.stats.digestBytes(),
           r.stats.resultBytes(),
-          (double) r.stats.bytesTotal() / Math.max(1, r.missingLocal + r.missingRemote));
+          (double) r.stats.protocolBytes() / Math.max(1, r.missingLocal + r.missingRemote),
+          r.stats.bytesTotal());
       out.printf(
           "records streamed: a->b %,d (%,d B), b->a %,d (%,d B); applied %,d, stale %,d%n",
           r.recordsSent,

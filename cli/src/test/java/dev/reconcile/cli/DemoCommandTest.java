@@ -28,6 +28,19 @@ class DemoCommandTest {
         .contains("round: 16 partitions")
         .contains("replicas MATCH");
     assertThat(r.out()).containsPattern("estimated difference [0-9,]+, actual [0-9,]+");
+    // Protocol bytes are the session's without the record batches, and the rateless mode's coded
+    // symbols are part of them.
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile(
+                "protocol bytes: ([0-9,]+) \\(coded symbols ([0-9,]+),.*; ([0-9,]+) with the record"
+                    + " batches")
+            .matcher(r.out());
+    assertThat(m.find()).as(r.out()).isTrue();
+    long protocol = Long.parseLong(m.group(1).replace(",", ""));
+    long symbols = Long.parseLong(m.group(2).replace(",", ""));
+    long all = Long.parseLong(m.group(3).replace(",", ""));
+    assertThat(symbols).isPositive().isLessThan(protocol);
+    assertThat(protocol).isLessThan(all);
   }
 
   @Test
