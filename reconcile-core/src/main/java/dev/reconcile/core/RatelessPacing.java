@@ -14,9 +14,11 @@ package dev.reconcile.core;
  * with this peer (a prior).
  *
  * <ol>
- *   <li><b>First grant</b>: {@code max(firstBatch, 1.35 d0 + 2 sqrt(d0))} with {@code d0 =
- *       max(|Delta|, prior / 2)}: one round trip whenever the difference is one-sided and the count
- *       says it all, never more than {@code 2 sqrt(d0)} symbols beyond the typical need otherwise.
+ *   <li><b>First grant</b>: {@code max(firstBatch, 1.35 d0 + 2 sqrt(d0))} with {@code d0 = max(b,
+ *       prior / 2)}, {@code b} the known lower bound ({@code |Delta|}, or for a stream of a group
+ *       of partitions the sum of their {@code |Delta_p|}): one round trip whenever the difference
+ *       is one-sided and the count says it all, never more than {@code 2 sqrt(d0)} symbols beyond
+ *       the typical need otherwise.
  *   <li><b>Then</b>, after each batch has arrived without completing, with {@code r} symbols
  *       received: without an estimate, {@code max(minBatch, growth * r)} ({@code growth} is the
  *       configured fraction, default 1/4: overshoot below 25 % of the need plus one batch, in
