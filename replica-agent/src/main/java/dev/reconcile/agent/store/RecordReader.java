@@ -18,7 +18,6 @@ import java.util.function.Consumer;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
-import org.rocksdb.Slice;
 import org.rocksdb.Snapshot;
 
 /**
@@ -185,12 +184,9 @@ final class RecordReader {
     static final int FILL_CACHE_BELOW_BYTES = 1024;
 
     private final int partition;
-    private final Snapshot snapshot;
-    private final ReadOptions iterOptions;
-    private final ReadOptions getOptions;
-    private final Slice lower;
-    private final Slice upper;
+    private final PartitionIndexRange range;
     private final RocksIterator iterator;
+    private final ReadOptions getOptions;
     private boolean started;
     private boolean exhausted;
     private boolean released;
@@ -199,17 +195,9 @@ final class RecordReader {
 
     Scan(int partition) {
       this.partition = partition;
-      snapshot = s.db.getSnapshot();
-      iterOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
-      getOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(true);
-      lower = new Slice(DigestKeys.partitionStart(partition));
-      upper =
-          partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
-      iterOptions.setIterateLowerBound(lower);
-      if (upper != null) {
-        iterOptions.setIterateUpperBound(upper);
-      }
-      iterator = s.db.newIterator(s.digests, iterOptions);
+      range = new PartitionIndexRange(s, partition, false);
+      iterator = range.iterator;
+      getOptions = new ReadOptions().setSnapshot(range.snapshot).setFillCache(true);
     }
 
     @Override
@@ -316,14 +304,8 @@ final class RecordReader {
         return;
       }
       released = true;
-      iterator.close();
-      iterOptions.close();
       getOptions.close();
-      lower.close();
-      if (upper != null) {
-        upper.close();
-      }
-      s.db.releaseSnapshot(snapshot);
+      range.release();
       openScans.remove(this);
     }
   }

@@ -21,7 +21,6 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Slice;
-import org.rocksdb.Snapshot;
 
 /**
  * The per-partition sketches of a store: one {@link PartitionState} per partition (null when the
@@ -335,10 +334,7 @@ final class StoreSketches implements PartitionSketches {
    * slices and an iterator, released by {@link #close()} (or by the store's close).
    */
   private final class IndexCursor implements ElementCursor {
-    private final Snapshot snapshot;
-    private final ReadOptions readOptions;
-    private final Slice lower;
-    private final Slice upper;
+    private final PartitionIndexRange range;
     private final RocksIterator iterator;
     private final ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX);
     private boolean started;
@@ -346,16 +342,8 @@ final class StoreSketches implements PartitionSketches {
     private long element;
 
     IndexCursor(int partition) {
-      snapshot = s.db.getSnapshot();
-      readOptions = new ReadOptions().setSnapshot(snapshot).setFillCache(false);
-      lower = new Slice(DigestKeys.partitionStart(partition));
-      upper =
-          partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
-      readOptions.setIterateLowerBound(lower);
-      if (upper != null) {
-        readOptions.setIterateUpperBound(upper);
-      }
-      iterator = s.db.newIterator(s.digests, readOptions);
+      range = new PartitionIndexRange(s, partition, false);
+      iterator = range.iterator;
     }
 
     @Override
@@ -410,13 +398,7 @@ final class StoreSketches implements PartitionSketches {
         return;
       }
       released = true;
-      iterator.close();
-      readOptions.close();
-      lower.close();
-      if (upper != null) {
-        upper.close();
-      }
-      s.db.releaseSnapshot(snapshot);
+      range.release();
       openCursors.remove(this);
     }
   }
