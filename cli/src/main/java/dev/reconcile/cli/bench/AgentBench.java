@@ -139,7 +139,7 @@ public final class AgentBench {
   }
 
   /** Loads {@code n} records on a (and {@code n - ceil(d/2) + floor(d/2)} on b) differing in d. */
-  private static void load(LocalReplica a, LocalReplica b, long n, long d, int valueBytes) {
+  static void load(LocalReplica a, LocalReplica b, long n, long d, int valueBytes) {
     SplittableRandom rnd = new SplittableRandom(n * 7919 + d);
     long onlyA = (d + 1) / 2;
     long onlyB = d / 2;

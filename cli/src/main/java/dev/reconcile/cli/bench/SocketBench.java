@@ -5,7 +5,6 @@ import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
-import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -13,13 +12,11 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -89,7 +86,7 @@ public final class SocketBench {
           try (ReplicaAgent a = start("a", dir, mode);
               ReplicaAgent b = start("b", dir, mode);
               Proxy proxy = new Proxy(b.peerPort())) {
-            load(LocalReplica.of(a), LocalReplica.of(b), n, d);
+            AgentBench.load(LocalReplica.of(a), LocalReplica.of(b), n, d, 16);
             HostPort peer = new HostPort("127.0.0.1", proxy.port());
             double[] socket = new double[rounds];
             double[] session = new double[rounds];
@@ -168,46 +165,6 @@ public final class SocketBench {
       }
     }
     throw new IllegalStateException("socket round failed 20 times, last: " + r.error);
-  }
-
-  private static void load(LocalReplica a, LocalReplica b, long n, long d) {
-    SplittableRandom rnd = new SplittableRandom(n * 7919 + d);
-    long onlyA = (d + 1) / 2;
-    long onlyB = d / 2;
-    long common = n - onlyA;
-    long origin = LocalReplica.origin("loader");
-    long version = a.newVersion();
-    List<ReplicaRecord> batch = new ArrayList<>(10_000);
-    for (long i = 0; i < common; i++) {
-      batch.add(record("k", i, rnd, version, origin));
-      if (batch.size() == 10_000) {
-        a.putAll(batch);
-        b.putAll(batch);
-        batch.clear();
-      }
-    }
-    a.putAll(batch);
-    b.putAll(batch);
-    batch.clear();
-    for (long i = 0; i < onlyA; i++) {
-      batch.add(record("a", i, rnd, version, origin));
-    }
-    a.putAll(batch);
-    batch.clear();
-    for (long i = 0; i < onlyB; i++) {
-      batch.add(record("b", i, rnd, version, origin));
-    }
-    b.putAll(batch);
-  }
-
-  private static ReplicaRecord record(
-      String prefix, long i, SplittableRandom rnd, long version, long origin) {
-    byte[] v = new byte[16];
-    for (int j = 0; j < v.length; j++) {
-      v[j] = (byte) rnd.nextInt(256);
-    }
-    return new ReplicaRecord(
-        (prefix + i).getBytes(StandardCharsets.UTF_8), v, version, origin, false);
   }
 
   private static ReplicaAgent start(String node, Path dir, String mode) throws Exception {
