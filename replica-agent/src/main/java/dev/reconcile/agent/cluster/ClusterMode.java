@@ -234,7 +234,6 @@ public final class ClusterMode {
   private record Planned(MemberInfo info, PeerChoice.Reason reason) {}
 
   private List<Planned> choose(PartitionDigest own, Map<String, MemberInfo> entries) {
-    table.retain(new HashSet<>(membership.members()), System.currentTimeMillis());
     long now = System.currentTimeMillis();
     List<PeerChoice.Candidate> cands =
         table.candidates(entries, membership.localMember(), config.clusterId());
@@ -304,10 +303,14 @@ public final class ClusterMode {
   /**
    * The entries just read, plus the last valid entry of every live member whose entry is now
    * missing or malformed (whoever can reach the cluster manager can delete or spoil entries; the
-   * last good one keeps that member a candidate while the cluster manager lists it).
+   * last good one keeps that member a candidate while the cluster manager lists it). Every read
+   * also tells the member table who is live and which node id each live member published, so a
+   * member that leaves is recorded with its node id even if no interval ever chose it.
    */
   private Map<String, MemberInfo> remembered(Map<String, MemberInfo> read) {
     Set<String> live = new HashSet<>(membership.members());
+    table.retain(live, System.currentTimeMillis());
+    table.named(read, live, membership.localMember(), config.clusterId());
     known.keySet().retainAll(live);
     known.putAll(read);
     Map<String, MemberInfo> out = new LinkedHashMap<>(read);

@@ -78,7 +78,6 @@ final class MemberTable {
       if (m.member().equals(self) || !m.clusterId().equals(clusterId)) {
         continue;
       }
-      nodeIdOf.put(m.member(), m.nodeId());
       State s = states.computeIfAbsent(m.member(), k -> new State());
       out.add(
           new PeerChoice.Candidate(
@@ -90,6 +89,20 @@ final class MemberTable {
               s.ownAfterLastSuccess));
     }
     return out;
+  }
+
+  /**
+   * Remembers the node id each other live member of this cluster id published in {@code entries}.
+   */
+  synchronized void named(
+      Map<String, MemberInfo> entries, Set<String> live, String self, String clusterId) {
+    for (MemberInfo m : entries.values()) {
+      if (!m.member().equals(self)
+          && live.contains(m.member())
+          && m.clusterId().equals(clusterId)) {
+        nodeIdOf.put(m.member(), m.nodeId());
+      }
+    }
   }
 
   synchronized void attempt(String member, long nowMillis) {

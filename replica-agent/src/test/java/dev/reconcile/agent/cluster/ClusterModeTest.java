@@ -172,6 +172,11 @@ class ClusterModeTest {
       await()
           .atMost(Duration.ofSeconds(30))
           .until(() -> as.stream().allMatch(a -> a.store().recordCount() == 150));
+      // n0 has read n2's entry (so it can name n2 when it goes; rounds alone may have converged
+      // the three before any read of n0's saw it).
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> byNode(c.get(as.get(0), "/cluster", null)).containsKey("n2"));
       // n2 leaves (gracefully): the others see it go at once.
       ReplicaAgent n2 = as.remove(2);
       long t0 = System.nanoTime();
