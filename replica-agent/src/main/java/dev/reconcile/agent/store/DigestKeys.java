@@ -1,6 +1,7 @@
 package dev.reconcile.agent.store;
 
 import java.util.Arrays;
+import org.rocksdb.ReadOptions;
 
 /**
  * Row keys of the {@code digests} column family (the digest index; values are empty):
@@ -17,6 +18,23 @@ final class DigestKeys {
   static final int PREFIX = 10;
 
   private DigestKeys() {}
+
+  /**
+   * Read options for a scan of the index across prefixes. The column family has a prefix extractor
+   * over the first {@link #PREFIX} bytes (StoreDb); without total order a seek may use the prefix
+   * Bloom filters and miss rows of other prefixes.
+   */
+  static ReadOptions scanOptions() {
+    return new ReadOptions().setTotalOrderSeek(true);
+  }
+
+  /**
+   * Read options for lookups of one {@link #prefix}: the iterator may skip whatever the prefix
+   * Bloom filters rule out, and it ends at the end of the prefix.
+   */
+  static ReadOptions lookupOptions() {
+    return new ReadOptions().setPrefixSameAsStart(true);
+  }
 
   static byte[] of(int partition, long element, byte[] key) {
     byte[] out = new byte[PREFIX + key.length];

@@ -23,7 +23,7 @@ final class PartitionIndexRange {
   PartitionIndexRange(StoreDb s, int partition, boolean fillCache) {
     this.s = s;
     snapshot = s.db.getSnapshot();
-    options = new ReadOptions().setSnapshot(snapshot).setFillCache(fillCache);
+    options = DigestKeys.scanOptions().setSnapshot(snapshot).setFillCache(fillCache);
     lower = new Slice(DigestKeys.partitionStart(partition));
     upper = partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
     options.setIterateLowerBound(lower);

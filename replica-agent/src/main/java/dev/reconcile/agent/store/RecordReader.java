@@ -59,8 +59,9 @@ final class RecordReader {
     try {
       s.checkOpen();
       Snapshot snap = s.db.getSnapshot();
-      try (ReadOptions ro = new ReadOptions().setSnapshot(snap)) {
-        List<byte[]> keys = keysOf(partition, elements, ro);
+      try (ReadOptions ro = new ReadOptions().setSnapshot(snap);
+          ReadOptions lookup = DigestKeys.lookupOptions().setSnapshot(snap)) {
+        List<byte[]> keys = keysOf(partition, elements, lookup);
         List<ReplicaRecord> out = new ArrayList<>(keys.size());
         for (int from = 0; from < keys.size(); from += ReplicaStore.BULK_BATCH) {
           List<byte[]> chunk =

@@ -80,7 +80,7 @@ final class StoreAudit {
     try (ReadOptions ro = new ReadOptions().setSnapshot(snap).setFillCache(false);
         Slice lower = new Slice(DigestKeys.partitionStart(p));
         Slice upper = p + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(p + 1)) : null;
-        ReadOptions scan = new ReadOptions().setSnapshot(snap).setFillCache(false)) {
+        ReadOptions scan = DigestKeys.scanOptions().setSnapshot(snap).setFillCache(false)) {
       scan.setIterateLowerBound(lower);
       if (upper != null) {
         scan.setIterateUpperBound(upper);
@@ -184,7 +184,7 @@ final class StoreAudit {
     long[] idxCount = new long[parts];
     long[] idxSum = new long[parts];
     Snapshot snap = s.db.getSnapshot();
-    try (ReadOptions ro = new ReadOptions().setSnapshot(snap).setFillCache(false)) {
+    try (ReadOptions ro = DigestKeys.scanOptions().setSnapshot(snap).setFillCache(false)) {
       try (RocksIterator it = s.db.newIterator(s.records, ro)) {
         for (it.seekToFirst(); it.isValid(); it.next()) {
           byte[] key = it.key();

@@ -111,8 +111,17 @@ final class StoreDb {
       ColumnFamilyOptions recordOptions =
           own(natives, new ColumnFamilyOptions())
               .setTableFormatConfig(tableConfig(cache).setFilterPolicy(bloom));
+      // The digest index is read two ways: range scans of a partition (total order) and lookups
+      // of one (partition, element) prefix (the verification of decoded elements, the keys of
+      // listed elements). A fixed-length prefix extractor over partition | element with prefix
+      // Bloom filters (memtable and table files) lets a lookup skip every file and memtable that
+      // lacks the prefix; range scans say total order (DigestKeys.scanOptions).
       ColumnFamilyOptions digestOptions =
-          own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
+          own(natives, new ColumnFamilyOptions())
+              .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
+              .setMemtablePrefixBloomSizeRatio(0.05)
+              .setTableFormatConfig(
+                  tableConfig(cache).setFilterPolicy(bloom).setWholeKeyFiltering(false));
       ColumnFamilyOptions metaOptions =
           own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
       ColumnFamilyOptions defaultOptions =

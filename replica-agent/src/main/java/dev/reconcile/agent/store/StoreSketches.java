@@ -120,7 +120,7 @@ final class StoreSketches implements PartitionSketches {
     long n = 0;
     try (Slice lower = new Slice(DigestKeys.partitionStart(lo));
         Slice upper = hi < (1 << 16) ? new Slice(DigestKeys.partitionStart(hi)) : null;
-        ReadOptions ro = new ReadOptions().setFillCache(false).setReadaheadSize(2 << 20)) {
+        ReadOptions ro = DigestKeys.scanOptions().setFillCache(false).setReadaheadSize(2 << 20)) {
       ro.setIterateLowerBound(lower);
       if (upper != null) {
         ro.setIterateUpperBound(upper);
@@ -247,7 +247,8 @@ final class StoreSketches implements PartitionSketches {
     try {
       s.checkOpen();
       // One iterator for every lookup: creating one per element costs a visit of every level.
-      try (RocksIterator it = s.db.newIterator(s.digests)) {
+      try (ReadOptions ro = DigestKeys.lookupOptions();
+          RocksIterator it = s.db.newIterator(s.digests, ro)) {
         for (int i = 0; i < elements.length; i++) {
           byte[] prefix = DigestKeys.prefix(partition, elements[i]);
           it.seek(prefix);
@@ -270,7 +271,8 @@ final class StoreSketches implements PartitionSketches {
     try {
       s.checkOpen();
       byte[] prefix = DigestKeys.prefix(partition, element);
-      try (RocksIterator it = s.db.newIterator(s.digests)) {
+      try (ReadOptions ro = DigestKeys.lookupOptions();
+          RocksIterator it = s.db.newIterator(s.digests, ro)) {
         it.seek(prefix);
         if (it.isValid()) {
           return DigestKeys.startsWith(it.key(), prefix);
