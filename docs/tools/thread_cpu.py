@@ -5,8 +5,8 @@ Usage: thread_cpu.py OUT   (run it beside `reconcile bench --experiments catchup
 ends it, and it then writes OUT)
 
 Samples /proc/PID/task/*/stat of every `reconcile.jar agent` process every 0.1 s. The round is the
-span in which the process has a thread named `round-...` (the round's worker, created at the round's
-start); for each process OUT gets one line: its role (`new` or `source`), the round's span, the CPU
+span in which the process has a thread named `round-...` (the round's worker: a pooled thread
+that carries the round's name while it runs the round's steps); for each process OUT gets one line: its role (`new` or `source`), the round's span, the CPU
 seconds used in it, and how they split between thread groups (worker `round-to`/`round-from`,
 `vert.x-eventloop`, the JIT's `C1`/`C2 CompilerThread`, GC, RocksDB's background threads). JFR's
 native samples cannot say this: an event loop waiting in epoll counts as a native sample.
@@ -56,7 +56,11 @@ def sample():
 def groups_until(series, last):
     merged = {}
     for _, threads in series[: last + 1]:
-        merged.update(threads)
+        for tid, (name, ticks) in threads.items():
+            # A pooled round worker is renamed idle-round-worker-N between steps: it stays in the
+            # group of the round it served, so its CPU does not hop between groups.
+            earlier = merged.get(tid, (name, 0))[0]
+            merged[tid] = (earlier if earlier.startswith("round-") else name, ticks)
     g = collections.Counter()
     for name, ticks in merged.values():
         g[group(name)] += ticks

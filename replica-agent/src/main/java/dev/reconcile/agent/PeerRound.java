@@ -11,8 +11,6 @@ import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +41,7 @@ final class PeerRound {
   private final String peerLabel;
   private final Vertx vertx;
   private final Context context;
-  private final ExecutorService worker;
+  private final RoundWorker worker;
   private final Promise<RoundReport> done = Promise.promise();
   private final long startNanos = System.nanoTime();
   private final long rate;
@@ -67,20 +65,13 @@ final class PeerRound {
     this.vertx = rt.vertx();
     this.context = vertx.getOrCreateContext();
     this.worker =
-        Executors.newSingleThreadExecutor(
-            r -> {
-              Thread t = new Thread(r, "round-" + (initiator ? "to-" : "from-") + peerLabel);
-              t.setDaemon(true);
-              return t;
-            });
+        new RoundWorker(rt.roundThreads(), "round-" + (initiator ? "to-" : "from-") + peerLabel);
     this.rate = rt.config().rateLimitBytesPerSecond();
     this.tokens = rate; // one second of burst
   }
 
   /** Runs the round; the future completes (never fails) with the report when the round ends. */
   Future<RoundReport> run() {
-    // Start the worker now, while the first frame is on its way, not when it has arrived.
-    worker.execute(() -> {});
     rt.metrics().activeSessions.incrementAndGet();
     ch.frameHandler(this::onFrame);
     ch.closed().onComplete(r -> onClosed(r.result()));

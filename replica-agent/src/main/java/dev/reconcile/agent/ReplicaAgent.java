@@ -13,6 +13,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -38,12 +39,14 @@ public final class ReplicaAgent implements AutoCloseable {
   private long purgeTimer = -1;
   private volatile ClusterMode cluster;
   private volatile boolean closed;
+  private final ExecutorService roundThreads = RoundWorker.pool();
 
   private ReplicaAgent(AgentConfig config, ReplicaStore store) {
     this.config = config;
     this.store = store;
     this.vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
-    AgentRuntime rt = new AgentRuntime(vertx, store, metrics, config, config.sessionLimits());
+    AgentRuntime rt =
+        new AgentRuntime(vertx, store, metrics, config, config.sessionLimits(), roundThreads);
     this.peers = new PeerService(rt);
     this.api = new AdminApi(this);
     metrics.bindStore(store);
@@ -249,6 +252,7 @@ public final class ReplicaAgent implements AutoCloseable {
     } catch (Exception e) {
       LOG.warn("closing vert.x: {}", e.toString());
     }
+    roundThreads.shutdown();
     metrics.close();
     store.close();
     LOG.info("agent {} stopped", config.nodeId());
