@@ -3,6 +3,7 @@ package dev.reconcile.agent;
 import dev.reconcile.agent.net.FrameChannel;
 import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.SessionFailure;
+import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -113,7 +114,7 @@ final class PeerRound {
    * What one worker step produced: frames to send, whether the session has more, and the report
    * once it has finished.
    */
-  private record Drained(List<Envelope> frames, long bytes, boolean more, RoundReport finished) {}
+  private record Drained(List<byte[]> frames, long bytes, boolean more, RoundReport finished) {}
 
   /**
    * Runs {@code input} (may be null) and then drains the session, on the worker. Output is drained
@@ -155,7 +156,7 @@ final class PeerRound {
    * budget is positive, none when it is 0). The round is finished only once its last frame is out.
    */
   private Drained drain(long budget) {
-    List<Envelope> out = new ArrayList<>();
+    List<byte[]> out = new ArrayList<>();
     long bytes = 0;
     boolean exhausted = false;
     while (budget > 0 && bytes < budget) {
@@ -164,8 +165,9 @@ final class PeerRound {
         exhausted = true;
         break;
       }
-      out.add(e);
-      bytes += e.getSerializedSize() + 4L;
+      byte[] frame = Wire.frame(e); // serialized here, not on the event loop
+      out.add(frame);
+      bytes += frame.length;
     }
     boolean finished = exhausted && session.isFinished();
     return new Drained(out, bytes, !exhausted, finished ? report() : null);
@@ -181,8 +183,8 @@ final class PeerRound {
     if (d.finished() != null) {
       // Complete first: the peer may start its next round as soon as it reads these frames.
       complete(d.finished());
-      for (Envelope e : d.frames()) {
-        ch.send(e);
+      for (byte[] f : d.frames()) {
+        ch.sendFrame(f);
       }
       if (initiator && d.finished().ok) {
         ch.whenWritable(v -> ch.close("round complete"));
@@ -197,8 +199,8 @@ final class PeerRound {
       }
       return;
     }
-    for (Envelope e : d.frames()) {
-      ch.send(e);
+    for (byte[] f : d.frames()) {
+      ch.sendFrame(f);
     }
     // Reading never waits for this side's writes to drain: both directions stream at once, and two
     // sides that each stopped reading until their own writes drained would wait for each other.

@@ -4,6 +4,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
@@ -11,8 +12,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.buffer.BufferInternal;
 import io.vertx.core.net.NetSocket;
-import io.vertx.core.parsetools.RecordParser;
-import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -26,15 +26,28 @@ import org.slf4j.LoggerFactory;
  * rate ({@link #limitReceive}): the socket is paused whenever the bytes read so far are ahead of
  * the rate, and resumed by a timer (nothing waits on the event loop). Either pause stops the
  * socket; reading goes on when both are lifted.
+ *
+ * <p>Frames are assembled here, not by Vert.x's {@code RecordParser}: the 4-byte header is
+ * validated first, then the body is copied once, chunk by chunk, into an array of exactly the
+ * announced size, and the frame is parsed in place from that array. The parser appended every chunk
+ * to a growing buffer (reallocated and copied as it grew) and copied each record out again; with 64
+ * KiB values that was most of the receiving event loop's time (docs/benchmarks.md, section 3a).
+ * Chunks that arrive while delivery is paused wait in {@code pending} (the socket is paused too, so
+ * that is what was already in flight).
  */
 public final class FrameChannel {
   private final NetSocket socket;
-  private final RecordParser parser;
+  private final ArrayDeque<Buffer> pending = new ArrayDeque<>();
+  private int pendingOffset; // read position in pending.peekFirst()
+  private final byte[] header = new byte[4];
+  private int headerFill;
+  private byte[] body; // the frame being assembled, or null while a header is read
+  private int bodyFill;
+  private boolean deliveryPaused;
   private final int maxFrameBytes;
   private final long maxSessionBytes;
   private final Promise<String> closed = Promise.promise();
   private Handler<Envelope> frameHandler = e -> {};
-  private boolean expectHeader = true;
   private long bytesIn;
   private long bytesOut;
   private String closeReason;
@@ -59,18 +72,14 @@ public final class FrameChannel {
     this.socket = socket;
     this.maxFrameBytes = maxFrameBytes;
     this.maxSessionBytes = maxSessionBytes;
-    // The parser is fed here rather than reading the socket itself, so that the socket's chunks can
-    // be counted against a receive limit and the socket paused directly.
-    this.parser = RecordParser.newFixed(4);
-    parser.handler(this::onRecord);
     socket.handler(this::onBytes);
-    parser.exceptionHandler(t -> violate("read_error", "read error: " + t.getMessage()));
     socket.closeHandler(
         v -> {
           if (closeReason == null) {
-            // Frames the peer sent before closing may sit in the parser while reading is paused
+            // Frames the peer sent before closing may wait in pending while delivery is paused
             // (a refusal, a failed-apply acknowledgement): deliver them before reporting the close.
-            parser.resume();
+            deliveryPaused = false;
+            assemble();
           }
           markClosed(closeReason == null ? "peer closed the connection" : closeReason);
         });
@@ -110,48 +119,81 @@ public final class FrameChannel {
             });
       }
     }
-    parser.handle(b);
+    pending.addLast(b);
+    assemble();
   }
 
-  private void onRecord(Buffer b) {
-    if (closeReason != null) {
+  /**
+   * Moves pending bytes into headers and bodies and delivers each complete frame, until the pending
+   * chunks are used up, delivery is paused (by the frame handler too) or the channel closes.
+   */
+  private void assemble() {
+    while (!deliveryPaused && closeReason == null && !pending.isEmpty()) {
+      Buffer chunk = pending.peekFirst();
+      int available = chunk.length() - pendingOffset;
+      if (available <= 0) {
+        pending.pollFirst();
+        pendingOffset = 0;
+        continue;
+      }
+      if (body == null) {
+        int take = Math.min(header.length - headerFill, available);
+        chunk.getBytes(pendingOffset, pendingOffset + take, header, headerFill);
+        headerFill += take;
+        pendingOffset += take;
+        if (headerFill == header.length) {
+          headerFill = 0;
+          onHeader();
+        }
+      } else {
+        int take = Math.min(body.length - bodyFill, available);
+        chunk.getBytes(pendingOffset, pendingOffset + take, body, bodyFill);
+        bodyFill += take;
+        pendingOffset += take;
+        if (bodyFill == body.length) {
+          byte[] frame = body;
+          body = null;
+          onBody(frame);
+        }
+      }
+    }
+  }
+
+  /** A complete header: checks the announced length before anything is allocated for it. */
+  private void onHeader() {
+    long n =
+        (header[0] & 0xFFL) << 24
+            | (header[1] & 0xFFL) << 16
+            | (header[2] & 0xFFL) << 8
+            | (header[3] & 0xFFL);
+    bytesIn += 4;
+    if (n == 0 || n > maxFrameBytes) {
+      violate(
+          "frame_size",
+          "frame of " + n + " bytes refused (cap " + maxFrameBytes + ", max-frame-bytes)");
       return;
     }
-    if (expectHeader) {
-      if (b.length() != 4) {
-        violate("malformed_frame", "truncated frame header of " + b.length() + " bytes");
-        return;
-      }
-      long n = b.getUnsignedInt(0);
-      bytesIn += 4;
-      if (n == 0 || n > maxFrameBytes) {
-        violate(
-            "frame_size",
-            "frame of " + n + " bytes refused (cap " + maxFrameBytes + ", max-frame-bytes)");
-        return;
-      }
-      if (bytesIn + n > maxSessionBytes) {
-        violate(
-            "session_bytes",
-            "peer sent "
-                + bytesIn
-                + " bytes and announces a frame of "
-                + n
-                + " more: over the session cap of "
-                + maxSessionBytes
-                + " (max-session-bytes)");
-        return;
-      }
-      expectHeader = false;
-      parser.fixedSizeMode((int) n);
+    if (bytesIn + n > maxSessionBytes) {
+      violate(
+          "session_bytes",
+          "peer sent "
+              + bytesIn
+              + " bytes and announces a frame of "
+              + n
+              + " more: over the session cap of "
+              + maxSessionBytes
+              + " (max-session-bytes)");
       return;
     }
-    expectHeader = true;
-    parser.fixedSizeMode(4);
-    bytesIn += b.length();
+    body = new byte[(int) n];
+    bodyFill = 0;
+  }
+
+  private void onBody(byte[] frame) {
+    bytesIn += frame.length;
     Envelope e;
     try {
-      e = parse(b);
+      e = parse(frame);
     } catch (InvalidProtocolBufferException ex) {
       violate("malformed_frame", "malformed frame: " + ex.getMessage());
       return;
@@ -167,14 +209,11 @@ public final class FrameChannel {
   }
 
   /**
-   * Parses a frame body in place: the parser's record buffer is a fresh array of its own (Vert.x
-   * copies each record out of its accumulation buffer), so the message's bytes fields may alias it
-   * instead of copying it once more, and it is not copied into another array first. A record batch
-   * of large values is then copied once fewer times on the event loop and once fewer on the worker.
+   * Parses a frame body in place: the body is a fresh array owned by this frame alone, so the
+   * message's bytes fields may alias it instead of copying it once more.
    */
-  private static Envelope parse(Buffer b) throws InvalidProtocolBufferException {
-    ByteBuffer body = ((BufferInternal) b).getByteBuf().nioBuffer();
-    CodedInputStream in = CodedInputStream.newInstance(body);
+  private static Envelope parse(byte[] frame) throws InvalidProtocolBufferException {
+    CodedInputStream in = CodedInputStream.newInstance(frame);
     in.enableAliasing(true);
     return Envelope.parser().parseFrom(in);
   }
@@ -184,9 +223,20 @@ public final class FrameChannel {
     if (closeReason != null) {
       return Future.failedFuture("channel closed: " + closeReason);
     }
-    byte[] f = Wire.frame(e);
-    bytesOut += f.length;
-    return socket.write(Buffer.buffer(f));
+    return sendFrame(Wire.frame(e));
+  }
+
+  /**
+   * Sends one frame already serialized by {@link Wire#frame} (on a worker, so that the event loop
+   * does not copy the bodies); the array is handed to the socket without a copy and must not change
+   * afterwards.
+   */
+  public Future<Void> sendFrame(byte[] frame) {
+    if (closeReason != null) {
+      return Future.failedFuture("channel closed: " + closeReason);
+    }
+    bytesOut += frame.length;
+    return socket.write(BufferInternal.buffer(Unpooled.wrappedBuffer(frame)));
   }
 
   public boolean writeQueueFull() {
@@ -208,13 +258,14 @@ public final class FrameChannel {
 
   public void pause() {
     pausedByOwner = true;
-    parser.pause();
+    deliveryPaused = true;
     socket.pause();
   }
 
   public void resume() {
     pausedByOwner = false;
-    parser.resume(); // may deliver buffered frames, whose handler may pause again
+    deliveryPaused = false;
+    assemble(); // may deliver pending frames, whose handler may pause again
     if (!pausedByOwner && !pausedByLimit) {
       socket.resume();
     }
@@ -254,6 +305,8 @@ public final class FrameChannel {
     if (closeReason == null) {
       closeReason = reason;
     }
+    pending.clear();
+    body = null;
     closed.tryComplete(closeReason);
   }
 

@@ -1,0 +1,148 @@
+package dev.reconcile.agent.net;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.reconcile.core.Wire;
+import dev.reconcile.core.wire.Envelope;
+import dev.reconcile.core.wire.Refusal;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The frame assembler over a real loopback socket: frames written in pieces cut at random places
+ * (headers and bodies split, several frames in one write) arrive whole and in order while the
+ * handler pauses delivery after every frame, as a round does; a header announcing too much is
+ * refused before anything is allocated for it.
+ */
+class FrameChannelTest {
+  private Vertx vertx;
+  private NetServer server;
+  private final List<FrameChannel> channels = Collections.synchronizedList(new ArrayList<>());
+
+  @BeforeEach
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private int listen(int maxFrameBytes, List<Envelope> got, CompletableFuture<String> closed)
+      throws Exception {
+    server =
+        vertx
+            .createNetServer(new NetServerOptions().setHost("127.0.0.1").setPort(0))
+            .connectHandler(
+                socket -> {
+                  FrameChannel ch = new FrameChannel(socket, maxFrameBytes);
+                  channels.add(ch);
+                  ch.frameHandler(
+                      e -> {
+                        got.add(e);
+                        // As a round does: no more frames until this one is processed.
+                        ch.pause();
+                        vertx.setTimer(1, id -> ch.resume());
+                      });
+                  ch.closed().onComplete(r -> closed.complete(r.result()));
+                });
+    return server
+        .listen()
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS)
+        .actualPort();
+  }
+
+  private static Envelope frame(SplittableRandom r, int i) {
+    int size = r.nextInt(4) == 0 ? r.nextInt(200_000) : r.nextInt(40);
+    StringBuilder b = new StringBuilder(size);
+    for (int k = 0; k < size; k++) {
+      b.append((char) ('a' + r.nextInt(26)));
+    }
+    return Envelope.newBuilder()
+        .setFormatVersion(i)
+        .setRefusal(Refusal.newBuilder().setMessage(b.toString()))
+        .build();
+  }
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {1, 2, 3, 4, 5})
+  void framesCutAtRandomPlacesArriveWholeAndInOrder(long seed) throws Exception {
+    SplittableRandom r = new SplittableRandom(seed);
+    List<Envelope> got = Collections.synchronizedList(new ArrayList<>());
+    CompletableFuture<String> closed = new CompletableFuture<>();
+    int port = listen(1 << 20, got, closed);
+    List<Envelope> sent = new ArrayList<>();
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    for (int i = 0; i < 60; i++) {
+      Envelope e = frame(r, i);
+      sent.add(e);
+      all.write(Wire.frame(e));
+    }
+    byte[] bytes = all.toByteArray();
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      s.setTcpNoDelay(true);
+      OutputStream out = s.getOutputStream();
+      int at = 0;
+      while (at < bytes.length) {
+        int n = Math.min(bytes.length - at, 1 + r.nextInt(r.nextBoolean() ? 7 : 70_000));
+        out.write(bytes, at, n);
+        out.flush();
+        at += n;
+        if (r.nextInt(8) == 0) {
+          Thread.sleep(1); // let some pieces arrive as chunks of their own
+        }
+      }
+      long end = System.nanoTime() + 20_000_000_000L;
+      while (got.size() < sent.size() && System.nanoTime() < end) {
+        Thread.sleep(5);
+      }
+    }
+    assertThat(got).as("seed %d", seed).containsExactlyElementsOf(sent);
+    assertThat(channels.get(0).bytesIn()).isEqualTo(bytes.length);
+    assertThat(channels.get(0).violation()).isNull();
+  }
+
+  @ParameterizedTest(name = "announced {0} bytes")
+  @ValueSource(longs = {0, 1025, 0xFFFF_FFFFL})
+  void aHeaderAnnouncingTooMuchOrNothingIsRefused(long announced) throws Exception {
+    List<Envelope> got = Collections.synchronizedList(new ArrayList<>());
+    CompletableFuture<String> closed = new CompletableFuture<>();
+    int port = listen(1024, got, closed);
+    Envelope ok =
+        Envelope.newBuilder()
+            .setFormatVersion(2)
+            .setRefusal(Refusal.newBuilder().setMessage("fine"))
+            .build();
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      OutputStream out = s.getOutputStream();
+      out.write(Wire.frame(ok));
+      // The bad header split in two writes, then bytes that must never be read as a body.
+      out.write(new byte[] {(byte) (announced >>> 24), (byte) (announced >>> 16)});
+      out.flush();
+      Thread.sleep(5);
+      out.write(new byte[] {(byte) (announced >>> 8), (byte) announced, 1, 2, 3});
+      out.flush();
+      String why = closed.get(10, TimeUnit.SECONDS);
+      assertThat(why).contains("frame of " + announced + " bytes refused (cap 1024");
+    }
+    assertThat(got).containsExactly(ok);
+    assertThat(channels.get(0).violation()).isEqualTo("frame_size");
+  }
+}
