@@ -648,25 +648,13 @@ class ReplicaStoreTest {
       }
     }
     // Rewrite the digest files as a store before the filters had them.
-    List<byte[]> names;
-    try (Options o = new Options()) {
-      names = RocksDB.listColumnFamilies(o, store.toString());
-    }
-    List<ColumnFamilyDescriptor> descs = new ArrayList<>();
-    for (byte[] n : names) {
-      descs.add(new ColumnFamilyDescriptor(n));
-    }
-    List<ColumnFamilyHandle> handles = new ArrayList<>();
-    try (DBOptions o = new DBOptions();
-        RocksDB db = RocksDB.open(o, store.toString(), descs, handles)) {
-      try {
-        for (ColumnFamilyHandle h : handles) {
-          db.compactRange(h);
-        }
-      } finally {
-        handles.forEach(ColumnFamilyHandle::close);
-      }
-    }
+    withRawDb(
+        store,
+        (db, names, handles) -> {
+          for (ColumnFamilyHandle h : handles) {
+            db.compactRange(h);
+          }
+        });
     try (ReplicaStore s =
         ReplicaStore.open(Fixtures.options(store, "node-a", PARAMS, ms).build())) {
       assertIndexAgreesWithRecords(s, "unfiltered files");
@@ -792,6 +780,27 @@ class ReplicaStoreTest {
 
   /** Rewrites one row of a stopped store with raw RocksDB (no codec): a corruption injector. */
   static void rawUpdate(Path dir, String cf, byte[] key, Mutator m) throws RocksDBException {
+    withRawDb(
+        dir,
+        (db, names, handles) -> {
+          for (int i = 0; i < names.size(); i++) {
+            if (new String(names.get(i), java.nio.charset.StandardCharsets.UTF_8).equals(cf)) {
+              byte[] v = db.get(handles.get(i), key);
+              db.put(handles.get(i), key, m.apply(v));
+            }
+          }
+        });
+  }
+
+  interface RawAction {
+    void run(RocksDB db, List<byte[]> names, List<ColumnFamilyHandle> handles)
+        throws RocksDBException;
+  }
+
+  /**
+   * Opens a stopped store with raw RocksDB (default options, every column family) for {@code a}.
+   */
+  static void withRawDb(Path dir, RawAction a) throws RocksDBException {
     List<byte[]> names;
     try (Options o = new Options()) {
       names = RocksDB.listColumnFamilies(o, dir.toString());
@@ -804,12 +813,7 @@ class ReplicaStoreTest {
     try (DBOptions o = new DBOptions();
         RocksDB db = RocksDB.open(o, dir.toString(), descs, handles)) {
       try {
-        for (int i = 0; i < names.size(); i++) {
-          if (new String(names.get(i), java.nio.charset.StandardCharsets.UTF_8).equals(cf)) {
-            byte[] v = db.get(handles.get(i), key);
-            db.put(handles.get(i), key, m.apply(v));
-          }
-        }
+        a.run(db, names, handles);
       } finally {
         handles.forEach(ColumnFamilyHandle::close);
       }
