@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.LocalReplica;
+import dev.reconcile.cli.AgentJvm;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -55,7 +56,8 @@ public final class CatchupBench {
   /**
    * One catch-up configuration.
    *
-   * @param jvmOptions extra options for both agent JVMs (none: the defaults a user gets)
+   * @param jvmOptions extra options for both agent JVMs, after {@link AgentJvm#defaultOptions} (the
+   *     options bin/reconcile gives an agent; none extra: the defaults a user gets)
    * @param agentSettings extra agent config ({@code --set KEY=VALUE}) for both agents
    */
   public record Config(
@@ -111,6 +113,13 @@ public final class CatchupBench {
         String.format(
             "catchup: source of %,d records x %,d B written in %.1f s",
             c.records(), c.valueBytes(), (System.nanoTime() - t0) / 1e9));
+    log.accept(
+        "catchup: agent JVM options "
+            + (AgentJvm.defaultOptions().isEmpty() && c.jvmOptions().isEmpty()
+                ? "(none)"
+                : String.join(" ", AgentJvm.defaultOptions())
+                    + " "
+                    + String.join(" ", c.jvmOptions())));
     double payloadMb = (double) c.records() * c.valueBytes() / 1e6;
     double[] wall = new double[c.trials()];
     double[] session = new double[c.trials()];
@@ -303,6 +312,7 @@ public final class CatchupBench {
     static Agent start(Config c, String role, int trial, Path data, Path logDir) throws Exception {
       List<String> cmd = new ArrayList<>();
       cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      cmd.addAll(AgentJvm.defaultOptions()); // what bin/reconcile gives an agent
       cmd.addAll(c.jvmOptions());
       if (c.jfrDir() != null) {
         Files.createDirectories(c.jfrDir());
