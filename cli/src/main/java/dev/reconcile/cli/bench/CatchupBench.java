@@ -113,13 +113,8 @@ public final class CatchupBench {
         String.format(
             "catchup: source of %,d records x %,d B written in %.1f s",
             c.records(), c.valueBytes(), (System.nanoTime() - t0) / 1e9));
-    log.accept(
-        "catchup: agent JVM options "
-            + (AgentJvm.defaultOptions().isEmpty() && c.jvmOptions().isEmpty()
-                ? "(none)"
-                : String.join(" ", AgentJvm.defaultOptions())
-                    + " "
-                    + String.join(" ", c.jvmOptions())));
+    List<String> jvm = Agent.jvmOptions(c);
+    log.accept("catchup: agent JVM options " + (jvm.isEmpty() ? "(none)" : String.join(" ", jvm)));
     double payloadMb = (double) c.records() * c.valueBytes() / 1e6;
     double[] wall = new double[c.trials()];
     double[] session = new double[c.trials()];
@@ -309,11 +304,17 @@ public final class CatchupBench {
       this.http = http;
     }
 
+    /** What bin/reconcile gives an agent, then the configuration's extra options. */
+    static List<String> jvmOptions(Config c) {
+      List<String> out = new ArrayList<>(AgentJvm.defaultOptions());
+      out.addAll(c.jvmOptions());
+      return out;
+    }
+
     static Agent start(Config c, String role, int trial, Path data, Path logDir) throws Exception {
       List<String> cmd = new ArrayList<>();
       cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.addAll(AgentJvm.defaultOptions()); // what bin/reconcile gives an agent
-      cmd.addAll(c.jvmOptions());
+      cmd.addAll(jvmOptions(c));
       if (c.jfrDir() != null) {
         Files.createDirectories(c.jfrDir());
         Path f = c.jfrDir().resolve(role + "-" + c.valueBytes() + "-t" + trial + ".jfr");

@@ -266,25 +266,7 @@ final class StoreSketches implements PartitionSketches {
 
   @Override
   public boolean contains(int partition, long element) {
-    s.checkPartition(partition);
-    s.lifecycle.readLock().lock();
-    try {
-      s.checkOpen();
-      byte[] prefix = DigestKeys.prefix(partition, element);
-      try (ReadOptions ro = DigestKeys.lookupOptions();
-          RocksIterator it = s.db.newIterator(s.digests, ro)) {
-        it.seek(prefix);
-        if (it.isValid()) {
-          return DigestKeys.startsWith(it.key(), prefix);
-        }
-        it.status();
-        return false;
-      }
-    } catch (RocksDBException e) {
-      throw new StoreException("digest index read failed: " + e.getMessage(), e);
-    } finally {
-      s.lifecycle.readLock().unlock();
-    }
+    return containsAll(partition, new long[] {element})[0];
   }
 
   @Override
