@@ -11,13 +11,13 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.eventbus.EventBusOptions;
 import io.vertx.core.shareddata.AsyncMap;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.util.HashSet;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +45,7 @@ public final class ClusterMembership {
 
   private final Vertx vertx;
   private final HazelcastClusterManager manager;
-  private final AsyncMap<String, String> map;
+  private volatile AsyncMap<String, String> map;
   private final AtomicLong malformed = new AtomicLong();
   private volatile String lastMalformed = "";
 
@@ -123,7 +123,10 @@ public final class ClusterMembership {
     return manager.getNodeId();
   }
 
-  /** Node ids of the members the cluster manager sees now (this one included). */
+  /**
+   * Node ids of the members the cluster manager sees now (this one included), oldest first: the
+   * first is the cluster manager's coordinator (Hazelcast's master).
+   */
   public List<String> members() {
     return manager.isActive() ? manager.getNodes() : List.of();
   }
@@ -148,33 +151,61 @@ public final class ClusterMembership {
   }
 
   /**
-   * The published entries of the current members, by cluster-manager node id. Malformed entries are
-   * skipped and counted ({@link #malformedEntries}); members without an entry are absent.
+   * What one read of the entries found: the entries of the current members that answered within the
+   * wait, by cluster-manager node id, and how many members' entries did not answer in time.
    */
-  public Future<Map<String, MemberInfo>> read() {
-    Set<String> live = new HashSet<>(members());
-    return map.entries()
-        .map(
-            all -> {
+  public record Entries(Map<String, MemberInfo> read, int late) {}
+
+  /**
+   * The published entries of the current members, each read on its own ({@code getAsync}, no thread
+   * held) and waited for at most {@code waitMillis}: the member that owns an entry's partition
+   * answers nothing while it is frozen and not yet dropped, and its entries must not hold up the
+   * others. Entries that do not answer in time, or whose read fails, count as {@code late}; absent
+   * entries are absent; malformed ones are skipped and counted ({@link #malformedEntries}).
+   */
+  public Future<Entries> read(long waitMillis) {
+    List<String> live = members();
+    List<Future<String>> gets = new ArrayList<>(live.size());
+    for (String id : live) {
+      gets.add(map.get(id).timeout(waitMillis, TimeUnit.MILLISECONDS));
+    }
+    return Future.join(gets)
+        .transform(
+            done -> {
               Map<String, MemberInfo> out = new LinkedHashMap<>();
-              for (Map.Entry<String, String> e : all.entrySet()) {
-                if (!live.contains(e.getKey())) {
+              int late = 0;
+              for (int i = 0; i < gets.size(); i++) {
+                Future<String> g = gets.get(i);
+                if (g.failed()) {
+                  late++;
                   continue;
                 }
+                String json = g.result();
+                if (json == null) {
+                  continue;
+                }
+                String id = live.get(i);
                 try {
-                  out.put(e.getKey(), MemberInfo.parse(e.getKey(), e.getValue()));
+                  out.put(id, MemberInfo.parse(id, json));
                 } catch (IllegalArgumentException x) {
                   malformed.incrementAndGet();
                   String m = x.getMessage();
                   if (!m.equals(lastMalformed)) {
                     lastMalformed = m;
-                    LOG.warn(
-                        "ignoring the cluster entry of member {}: {}", clip(e.getKey()), clip(m));
+                    LOG.warn("ignoring the cluster entry of member {}: {}", clip(id), clip(m));
                   }
                 }
               }
-              return out;
+              return Future.succeededFuture(new Entries(out, late));
             });
+  }
+
+  /**
+   * Replaces the entry map by {@code wrap} of it: tests only (a map whose reads never answer stands
+   * for a frozen member that owns their partitions).
+   */
+  void wrapMap(UnaryOperator<AsyncMap<String, String>> wrap) {
+    map = wrap.apply(map);
   }
 
   private static String clip(String s) {

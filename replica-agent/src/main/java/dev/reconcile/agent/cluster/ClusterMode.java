@@ -39,6 +39,16 @@ public final class ClusterMode {
   /** Publication period when background rounds are off ({@code repair-interval: 0}). */
   static final long IDLE_PUBLISH_MILLIS = 30_000;
 
+  /**
+   * Longest wait for one member's published entry. Its read asks the member that owns the entry's
+   * partition; a frozen member answers nothing until the cluster manager drops it (the failure
+   * timeout, longer when the frozen member was the coordinator), and a read whose answer was lost
+   * in a split and merge waits for Hazelcast's operation timeout (a minute). Past this wait an
+   * interval and {@code GET /cluster} go on with the last entry read of that member, and the view
+   * says so ({@code entriesFresh: false}).
+   */
+  static final long ENTRY_READ_TIMEOUT_MILLIS = 2_000;
+
   private final ReplicaAgent agent;
   private final AgentConfig config;
   private final ClusterMembership membership;
@@ -53,6 +63,8 @@ public final class ClusterMode {
   private final Counter roundsDiffersFailed;
   private final Counter roundsGossipOk;
   private final Counter roundsGossipFailed;
+  private final Counter entryReadsLate;
+  private volatile boolean entriesFresh = true;
   private long publishTimer = -1;
   private long seq;
   private long lastGossipMillis;
@@ -73,6 +85,12 @@ public final class ClusterMode {
     roundsDiffersFailed = rounds(reg, "differs", "failed");
     roundsGossipOk = rounds(reg, "gossip", "ok");
     roundsGossipFailed = rounds(reg, "gossip", "failed");
+    entryReadsLate =
+        Counter.builder("reconcile_cluster_entry_reads_late_total")
+            .description(
+                "Reads of the published entries in which some entry did not answer within 2 s"
+                    + " (its last entry read was used)")
+            .register(reg);
     reg.gauge("reconcile_cluster_members", membership, m -> m.members().size());
     reg.gauge(
         "reconcile_cluster_malformed_entries", membership, ClusterMembership::malformedEntries);
@@ -215,7 +233,7 @@ public final class ClusterMode {
     }
     return vertx
         .executeBlocking(this::ownDigest, false)
-        .compose(own -> membership.read().map(entries -> choose(own, remembered(entries))))
+        .compose(own -> entries().map(entries -> choose(own, remembered(entries))))
         .compose(
             plan -> {
               List<Future<Void>> rounds = new ArrayList<>();
@@ -297,7 +315,33 @@ public final class ClusterMode {
   public Future<JsonObject> view(int rounds) {
     return vertx
         .executeBlocking(this::ownDigest, false)
-        .compose(own -> membership.read().map(entries -> render(own, remembered(entries), rounds)));
+        .compose(own -> entries().map(entries -> render(own, remembered(entries), rounds)));
+  }
+
+  /**
+   * The entries read now; an entry that does not answer within {@link #ENTRY_READ_TIMEOUT_MILLIS}
+   * is left out, and {@link #remembered} supplies the last one read of that member.
+   */
+  private Future<Map<String, MemberInfo>> entries() {
+    return membership
+        .read(ENTRY_READ_TIMEOUT_MILLIS)
+        .map(
+            e -> {
+              if (e.late() == 0) {
+                entriesFresh = true;
+                return e.read();
+              }
+              entryReadsLate.increment();
+              if (entriesFresh) {
+                LOG.warn(
+                    "{} cluster entries did not answer within {} ms (a member not answering?):"
+                        + " using the last ones read",
+                    e.late(),
+                    ENTRY_READ_TIMEOUT_MILLIS);
+              }
+              entriesFresh = false;
+              return e.read();
+            });
   }
 
   /**
@@ -325,6 +369,7 @@ public final class ClusterMode {
     AgentConfig.Cluster c = config.cluster();
     JsonArray members = new JsonArray();
     List<String> live = new ArrayList<>(membership.members());
+    String coordinator = live.isEmpty() ? null : live.get(0);
     live.sort(
         (x, y) -> {
           MemberInfo a = entries.get(x);
@@ -374,6 +419,8 @@ public final class ClusterMode {
                 .put("gossipInterval", Durations.format(c.gossipInterval()))
                 .put("failureTimeout", Durations.format(c.failureTimeout())))
         .put("now", System.currentTimeMillis())
+        .put("coordinator", coordinator)
+        .put("entriesFresh", entriesFresh)
         .put("members", members)
         .put("departed", table.departed())
         .put("malformedEntries", membership.malformedEntries())

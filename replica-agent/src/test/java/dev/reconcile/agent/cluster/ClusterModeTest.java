@@ -6,8 +6,13 @@ import static org.awaitility.Awaitility.await;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.core.Fingerprint;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.shareddata.AsyncMap;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +27,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -149,6 +155,90 @@ class ClusterModeTest {
         assertThat(m.getBoolean("differs")).as(m.encode()).isFalse();
       }
     }
+  }
+
+  /**
+   * A member's entry that does not answer (as while the member that owns its partition is frozen
+   * and not yet dropped): the view still answers, with the last entry read of that member and
+   * saying so, and an interval still repairs from it; once the entry answers, the view is fresh.
+   */
+  @Test
+  void anUnansweredEntryNeitherHangsTheViewNorStopsTheRounds() throws Exception {
+    try (ClusterAgents c = new ClusterAgents(dir)) {
+      int p0 = ClusterAgents.freePort();
+      String seeds = "127.0.0.1:" + p0;
+      List<ReplicaAgent> as = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        Map<String, String> m = c.config("n" + i, i == 0 ? p0 : ClusterAgents.freePort(), seeds);
+        m.put("repair-interval", "0");
+        as.add(c.start(m));
+      }
+      ReplicaAgent n0 = as.get(0);
+      ReplicaAgent n1 = as.get(1);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> n0.cluster().membership().members().size() == 2);
+      for (int k = 0; k < 5; k++) {
+        n1.store().put(b("late-" + k), b("v"));
+      }
+      done(n1.cluster().publishNow());
+      JsonObject fresh = c.get(n0, "/cluster", null);
+      assertThat(fresh.getBoolean("entriesFresh")).isTrue();
+      assertThat(byNode(fresh).get("n1").getBoolean("differs")).isTrue();
+      assertThat(fresh.getString("coordinator"))
+          .isEqualTo(n0.cluster().membership().members().get(0));
+      double lateBefore = lateReads(n0);
+
+      String silent = n1.cluster().membership().localMember();
+      AtomicBoolean answer = new AtomicBoolean(false);
+      n0.cluster().membership().wrapMap(m -> unansweredGets(m, silent, answer));
+      long t0 = System.nanoTime();
+      JsonObject stale = c.get(n0, "/cluster", null);
+      long viewMillis = (System.nanoTime() - t0) / 1_000_000;
+      assertThat(stale.getInteger("_status")).as(stale.encode()).isEqualTo(200);
+      assertThat(stale.getBoolean("entriesFresh")).isFalse();
+      assertThat(viewMillis)
+          .as("the view answered after the entry's wait, not after its read")
+          .isGreaterThanOrEqualTo(ClusterMode.ENTRY_READ_TIMEOUT_MILLIS - 100)
+          .isLessThan(ClusterMode.ENTRY_READ_TIMEOUT_MILLIS + 5_000);
+      JsonObject m1 = byNode(stale).get("n1");
+      assertThat(m1).as(stale.encode()).isNotNull();
+      assertThat(m1.getBoolean("published")).isTrue();
+      assertThat(m1.getString("peer")).isEqualTo("127.0.0.1:" + n1.peerPort());
+      // An interval repairs from the entry it read last.
+      done(n0.cluster().tick());
+      assertThat(n0.store().recordCount()).isEqualTo(5);
+      assertThat(lateReads(n0)).isGreaterThanOrEqualTo(lateBefore + 2);
+      answer.set(true);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> c.get(n0, "/cluster", null).getBoolean("entriesFresh"));
+    }
+  }
+
+  /**
+   * {@code map}, except that a get of {@code silent} never completes while {@code answer} is off.
+   */
+  @SuppressWarnings("unchecked")
+  private static AsyncMap<String, String> unansweredGets(
+      AsyncMap<String, String> map, String silent, AtomicBoolean answer) {
+    InvocationHandler h =
+        (proxy, method, args) -> {
+          if (method.getName().equals("get") && silent.equals(args[0]) && !answer.get()) {
+            return Promise.promise().future();
+          }
+          try {
+            return method.invoke(map, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        };
+    return (AsyncMap<String, String>)
+        Proxy.newProxyInstance(AsyncMap.class.getClassLoader(), new Class<?>[] {AsyncMap.class}, h);
+  }
+
+  private static double lateReads(ReplicaAgent a) {
+    return a.metrics().registry().counter("reconcile_cluster_entry_reads_late_total").count();
   }
 
   /** Background rounds alone; a member that leaves and comes back on its data catches up. */
