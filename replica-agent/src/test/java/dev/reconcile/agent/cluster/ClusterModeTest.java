@@ -69,22 +69,32 @@ class ClusterModeTest {
     return s;
   }
 
+  /**
+   * {@code count} agents n0.. in one cluster, seeded by n0, whose rounds run only when the test
+   * ticks them; returns once n0 sees them all.
+   */
+  static List<ReplicaAgent> startTicked(ClusterAgents c, int count) throws Exception {
+    int p0 = ClusterAgents.freePort();
+    String seeds = "127.0.0.1:" + p0;
+    List<ReplicaAgent> as = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      Map<String, String> m = c.config("n" + i, i == 0 ? p0 : ClusterAgents.freePort(), seeds);
+      m.put("repair-interval", "0");
+      as.add(c.start(m));
+    }
+    ReplicaAgent n0 = as.get(0);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> n0.cluster().membership().members().size() == count);
+    return as;
+  }
+
   /** Rounds driven tick by tick: the view, the divergence matrix and the choice are exact. */
   @Test
   void viewShowsWhoDiffersWhereAndTheDifferingAreChosenFirst() throws Exception {
     try (ClusterAgents c = new ClusterAgents(dir)) {
-      int p0 = ClusterAgents.freePort();
-      String seeds = "127.0.0.1:" + p0;
-      List<ReplicaAgent> as = new ArrayList<>();
-      for (int i = 0; i < 3; i++) {
-        Map<String, String> m = c.config("n" + i, i == 0 ? p0 : ClusterAgents.freePort(), seeds);
-        m.put("repair-interval", "0"); // rounds only when the test ticks
-        as.add(c.start(m));
-      }
+      List<ReplicaAgent> as = startTicked(c, 3);
       ReplicaAgent n0 = as.get(0);
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> n0.cluster().membership().members().size() == 3);
       // n1 and n2 hold keys n0 lacks, n2 in one partition only.
       for (int k = 0; k < 20; k++) {
         as.get(1).store().put(b("one-" + k), b("v"));
@@ -165,19 +175,9 @@ class ClusterModeTest {
   @Test
   void anUnansweredEntryNeitherHangsTheViewNorStopsTheRounds() throws Exception {
     try (ClusterAgents c = new ClusterAgents(dir)) {
-      int p0 = ClusterAgents.freePort();
-      String seeds = "127.0.0.1:" + p0;
-      List<ReplicaAgent> as = new ArrayList<>();
-      for (int i = 0; i < 2; i++) {
-        Map<String, String> m = c.config("n" + i, i == 0 ? p0 : ClusterAgents.freePort(), seeds);
-        m.put("repair-interval", "0");
-        as.add(c.start(m));
-      }
+      List<ReplicaAgent> as = startTicked(c, 2);
       ReplicaAgent n0 = as.get(0);
       ReplicaAgent n1 = as.get(1);
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> n0.cluster().membership().members().size() == 2);
       for (int k = 0; k < 5; k++) {
         n1.store().put(b("late-" + k), b("v"));
       }
