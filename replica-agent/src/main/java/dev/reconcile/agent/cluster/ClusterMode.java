@@ -327,19 +327,18 @@ public final class ClusterMode {
         .read(ENTRY_READ_TIMEOUT_MILLIS)
         .map(
             e -> {
-              if (e.late() == 0) {
-                entriesFresh = true;
-                return e.read();
+              boolean fresh = e.late() == 0;
+              if (!fresh) {
+                entryReadsLate.increment();
+                if (entriesFresh) {
+                  LOG.warn(
+                      "{} cluster entries did not answer within {} ms (a member not answering?):"
+                          + " using the last ones read",
+                      e.late(),
+                      ENTRY_READ_TIMEOUT_MILLIS);
+                }
               }
-              entryReadsLate.increment();
-              if (entriesFresh) {
-                LOG.warn(
-                    "{} cluster entries did not answer within {} ms (a member not answering?):"
-                        + " using the last ones read",
-                    e.late(),
-                    ENTRY_READ_TIMEOUT_MILLIS);
-              }
-              entriesFresh = false;
+              entriesFresh = fresh;
               return e.read();
             });
   }
