@@ -42,12 +42,15 @@ final class ClusterTable {
     for (int i = 0; i < members.size(); i++) {
       JsonObject m = members.getJsonObject(i);
       boolean self = m.getBoolean("self", false);
+      String mark =
+          (self ? " *" : "")
+              + (m.getString("member", "").equals(c.getString("coordinator")) ? " (c)" : "");
       String node = m.getString("nodeId");
       if (node == null) {
         node = "(no entry) " + m.getString("member", "?");
       }
       if (!m.getBoolean("published", false)) {
-        rows.add(new String[] {node + (self ? " *" : ""), "", "", "", "", "", "", "no"});
+        rows.add(new String[] {node + mark, "", "", "", "", "", "", "no"});
         continue;
       }
       String differs;
@@ -73,7 +76,7 @@ final class ClusterTable {
       Long success = m.getLong("lastSuccessAt");
       rows.add(
           new String[] {
-            node + (self ? " *" : ""),
+            node + mark,
             m.getString("peer", ""),
             m.getString("http", ""),
             String.format("%,d", m.getLong("records", 0L)),
@@ -84,7 +87,13 @@ final class ClusterTable {
           });
     }
     table(out, rows);
-    out.println("(* = the agent asked; DIFFERS IN = partitions whose published digest differs)");
+    out.println(
+        "(* = the agent asked; (c) = the coordinator, the cluster manager's oldest member;"
+            + " DIFFERS IN = partitions whose published digest differs)");
+    if (!c.getBoolean("entriesFresh", true)) {
+      out.println(
+          "some members did not answer the entry read in time: their last known entries are shown");
+    }
     JsonArray departed = c.getJsonArray("departed", new JsonArray());
     if (!departed.isEmpty()) {
       StringBuilder b = new StringBuilder("left:");

@@ -5,7 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.ReplicaAgent;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -54,8 +58,10 @@ class StatusClusterTest {
                 assertThat(r.status()).as("stderr: %s", r.err()).isZero();
                 assertThat(r.out())
                     .contains("as seen by alpha: 2 members, 0 differ from alpha")
-                    .containsPattern("alpha \\*\\s+127\\.0\\.0\\.1:" + a.peerPort())
+                    // alpha started first: the oldest member, the coordinator
+                    .containsPattern("alpha \\* \\(c\\)\\s+127\\.0\\.0\\.1:" + a.peerPort())
                     .containsPattern("beta\\s+127\\.0\\.0\\.1:" + b.peerPort())
+                    .doesNotContain("did not answer")
                     .containsPattern("beta .* none\\s+ok ");
               });
       Cli.Result noToken = Cli.run("status", "--cluster", http);
@@ -67,6 +73,31 @@ class StatusClusterTest {
       assertThat(both.status()).isEqualTo(2);
       assertThat(both.err()).contains("mutually exclusive");
     }
+  }
+
+  @Test
+  void marksTheCoordinatorAndSaysWhenEntriesAreNotFresh() {
+    JsonObject view =
+        new JsonObject()
+            .put("nodeId", "n1")
+            .put("clusterName", "c")
+            .put("now", 10_000L)
+            .put("coordinator", "m2")
+            .put("entriesFresh", false)
+            .put(
+                "members",
+                new JsonArray()
+                    .add(new JsonObject().put("member", "m1").put("self", true).put("nodeId", "n1"))
+                    .add(new JsonObject().put("member", "m2").put("nodeId", "n2")));
+    StringWriter w = new StringWriter();
+    ClusterTable.print(new PrintWriter(w, true), view);
+    assertThat(w.toString())
+        .containsPattern("(?m)^n1 \\*\\s")
+        .containsPattern("(?m)^n2 \\(c\\)\\s")
+        .contains("their last known entries are shown");
+    StringWriter fresh = new StringWriter();
+    ClusterTable.print(new PrintWriter(fresh, true), view.copy().put("entriesFresh", true));
+    assertThat(fresh.toString()).doesNotContain("last known entries");
   }
 
   @Test

@@ -103,7 +103,8 @@
       d.members.length + ' members, ' + differing.length + ' differ from this node; ' +
       d.partitions + ' partitions; fanout ' + d.policy.fanout + ', repair every ' +
       d.policy.repairInterval + ', gossip every ' + d.policy.gossipInterval +
-      '; updated ' + clock(d.now);
+      '; updated ' + clock(d.now) +
+      (d.entriesFresh === false ? '; some members did not answer in time: their last known entries shown' : '');
     members(d);
     matrix(d);
     chart(d);
@@ -116,7 +117,8 @@
     for (const m of d.members) {
       const tr = el('tr');
       tr.dataset.member = m.member;
-      tr.appendChild(el('td', (m.nodeId || '(no entry) ' + m.member) + (m.self ? ' (this node)' : '')));
+      tr.appendChild(el('td', (m.nodeId || '(no entry) ' + m.member) + (m.self ? ' (this node)' : '') +
+        (m.member === d.coordinator ? ' (coordinator)' : '')));
       tr.appendChild(el('td', m.peer || ''));
       tr.appendChild(el('td', m.http || ''));
       tr.appendChild(el('td', m.published ? m.records.toLocaleString() : '', 'num'));
