@@ -4,7 +4,9 @@ import dev.reconcile.core.wire.DigestChunk;
 import dev.reconcile.core.wire.DigestRequest;
 import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.Refusal.Code;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -186,9 +188,22 @@ final class DigestMerge {
 
   /** Closes every open cursor (the session ended). */
   void closeAll() {
-    for (Merge m : merges.values()) {
-      m.cursor.close();
-    }
+    List<Merge> open = new ArrayList<>(merges.values());
     merges.clear();
+    RuntimeException first = null;
+    for (Merge m : open) {
+      try {
+        m.cursor.close();
+      } catch (RuntimeException e) {
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
   }
 }

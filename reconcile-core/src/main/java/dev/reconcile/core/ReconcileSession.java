@@ -437,10 +437,9 @@ public final class ReconcileSession {
 
   private void fail(
       Code code, String message, boolean tellPeer, boolean byPeer, Envelope.Builder lastWords) {
-    digests.closeAll();
-    ctx.out.clear();
     failure = new SessionFailure(code, message, byPeer);
     state = State.FAILED;
+    ctx.out.clear();
     if (lastWords != null) {
       ctx.queue(lastWords);
     }
@@ -448,6 +447,9 @@ public final class ReconcileSession {
       ctx.queue(
           Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(code).setMessage(message)));
     }
+    // Last: the session is failed and its last words queued even if releasing a cursor throws
+    // (the exception still reaches the caller).
+    digests.closeAll();
   }
 
   /** Aborts locally (dead peer, timeout, shutdown); nothing more is sent. */
