@@ -48,6 +48,7 @@ public record AgentConfig(
     String mode,
     Duration idleTimeout,
     Duration sessionTimeout,
+    Duration peerKeepAlive,
     Security security,
     Cluster cluster) {
 
@@ -127,6 +128,7 @@ public record AgentConfig(
     d.put("mode", "rateless");
     d.put("idle-timeout", "30s");
     d.put("session-timeout", "10m");
+    d.put("peer-keepalive", "30s");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");
@@ -180,6 +182,7 @@ public record AgentConfig(
     d.put("mode", "rateless or estimator (the rateless mode needs rateless-log2 > 0)");
     d.put("idle-timeout", "a round silent for this long is aborted");
     d.put("session-timeout", "a round longer than this is aborted");
+    d.put("peer-keepalive", "a peer connection stays open this long for the next round; 0 = never");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
     d.put("tls-key", "PEM private key of tls-cert");
     d.put("tls-ca", "PEM CA that signs the peers' certificates");
@@ -334,6 +337,7 @@ public record AgentConfig(
             r.choice("mode", "rateless", "estimator"),
             r.duration("idle-timeout"),
             r.duration("session-timeout"),
+            r.duration("peer-keepalive"),
             sec,
             cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {

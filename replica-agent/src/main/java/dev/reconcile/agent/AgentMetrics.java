@@ -85,6 +85,11 @@ public final class AgentMetrics implements AutoCloseable {
   final Counter recordsDuplicate =
       counter("reconcile_records_applied_total", "result", "duplicate");
   final Counter stillDiffering = counter("reconcile_partitions_still_differing_total");
+  final Counter peerConnectionsOpened =
+      counter("reconcile_peer_connections_total", "kind", "opened");
+  final Counter peerConnectionsReused =
+      counter("reconcile_peer_connections_total", "kind", "reused");
+  final Counter peerConnectionsStale = counter("reconcile_peer_connections_total", "kind", "stale");
   final Timer roundDuration;
   final Timer sessionDuration;
   final DistributionSummary differenceSize;

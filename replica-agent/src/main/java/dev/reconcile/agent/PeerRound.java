@@ -29,7 +29,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The end: when the session has finished, the round is completed (the agent stops counting it as
  * active) before its last frames are written, so a peer that starts the next round on reading them
- * is never refused as busy; then the initiator closes the connection.
+ * is never refused as busy. Then, when the connection is to be kept for the next round ({@code
+ * keepOpen}, peer-keepalive) and the round succeeded, it is left open with reading paused for its
+ * owner ({@link PeerService}) to take over; otherwise the initiator closes it, and the responder
+ * once the peer has closed (or after a grace period).
  */
 final class PeerRound {
   private static final Logger LOG = LoggerFactory.getLogger(PeerRound.class);
@@ -46,6 +49,8 @@ final class PeerRound {
   private final Promise<RoundReport> done = Promise.promise();
   private final long startNanos = System.nanoTime();
   private final long rate;
+  private final boolean keepOpen;
+  private boolean heardFromPeer;
   private long lastActivityNanos = System.nanoTime();
   private long idleTimer = -1;
   private long totalTimer = -1;
@@ -57,8 +62,18 @@ final class PeerRound {
   /** Why the peer closed, while frames it sent before closing are still being processed. */
   private String closedWhileBusy;
 
-  PeerRound(AgentRuntime rt, FrameChannel ch, ReconcileSession session, String peerLabel) {
+  /**
+   * @param keepOpen leave the connection open, reading paused, when the round succeeds (its owner
+   *     keeps it for the next round); a failed round always closes it
+   */
+  PeerRound(
+      AgentRuntime rt,
+      FrameChannel ch,
+      ReconcileSession session,
+      String peerLabel,
+      boolean keepOpen) {
     this.rt = rt;
+    this.keepOpen = keepOpen;
     this.ch = ch;
     this.session = session;
     this.initiator = session.role() == ReconcileSession.Role.INITIATOR;
@@ -73,9 +88,17 @@ final class PeerRound {
 
   /** Runs the round; the future completes (never fails) with the report when the round ends. */
   Future<RoundReport> run() {
+    return run(null);
+  }
+
+  /**
+   * Runs the round, {@code first} (if not null) being the peer's first frame, already read from the
+   * connection (a Hello on a kept-open connection).
+   */
+  Future<RoundReport> run(Envelope first) {
     rt.metrics().activeSessions.incrementAndGet();
     ch.frameHandler(this::onFrame);
-    ch.closed().onComplete(r -> onClosed(r.result()));
+    ch.closeHandler(this::onClosed);
     long idleMs = Math.max(100, rt.config().idleTimeout().toMillis());
     idleTimer =
         vertx.setPeriodic(
@@ -99,10 +122,19 @@ final class PeerRound {
     if (initiator) {
       step(session::start);
     }
+    if (first != null) {
+      onFrame(first);
+    }
     return done.future();
   }
 
+  /** True once a frame of the peer arrived in this round. */
+  boolean heardFromPeer() {
+    return heardFromPeer;
+  }
+
   private void onFrame(Envelope e) {
+    heardFromPeer = true;
     lastActivityNanos = System.nanoTime();
     if (!done.future().isComplete()) {
       ch.pause();
@@ -181,16 +213,25 @@ final class PeerRound {
       return;
     }
     if (d.finished() != null) {
+      boolean keep = keepOpen && session.succeeded();
+      if (keep) {
+        // Nothing read from here on is this round's: it waits for the connection's owner.
+        ch.pause();
+      }
       // Complete first: the peer may start its next round as soon as it reads these frames.
       complete(d.finished());
       for (byte[] f : d.frames()) {
         ch.sendFrame(f);
       }
-      if (initiator && d.finished().ok) {
+      if (keep) {
+        // Left open for the next round: the owner took it over when the round completed.
+      } else if (initiator && d.finished().ok) {
         ch.whenWritable(v -> ch.close("round complete"));
       } else {
         lingerThenClose(d.finished().ok ? "round complete" : "round failed");
       }
+      // Logged last: a log line costs a write to stderr, which the peer need not wait for.
+      logRound(d.finished());
       return;
     }
     if (closedWhileBusy != null) {
@@ -277,15 +318,13 @@ final class PeerRound {
     failing = true;
     ch.close(reason);
     if (pendingSteps == 0) {
-      session.abort(reason);
-      failWith(report(), reason);
+      failWith(abortAndReport(reason), reason);
       return;
     }
     try {
       worker.execute(
           () -> {
-            session.abort(reason);
-            RoundReport report = report();
+            RoundReport report = abortAndReport(reason);
             context.runOnContext(v -> failWith(report, reason));
           });
     } catch (RejectedExecutionException ex) {
@@ -293,11 +332,26 @@ final class PeerRound {
     }
   }
 
+  /**
+   * Aborts the session and reports it. An abort that throws (a store that fails while the session
+   * releases what it holds) is logged and the round still ends: its report is what the caller and
+   * the agent's count of active rounds wait for.
+   */
+  private RoundReport abortAndReport(String reason) {
+    try {
+      session.abort(reason);
+    } catch (RuntimeException | Error ex) {
+      LOG.error("round with {}: abort failed", peerLabel, ex);
+    }
+    return report();
+  }
+
   private void failWith(RoundReport report, String reason) {
     if (!done.future().isComplete()) {
       report.ok = false;
       report.error = reason;
       finishReport(report);
+      logRound(report);
     }
   }
 
@@ -327,6 +381,10 @@ final class PeerRound {
     rt.metrics().activeSessions.decrementAndGet();
     (report.ok ? rt.metrics().roundsOk : rt.metrics().roundsFailed).increment();
     rt.metrics().roundDuration.record(java.time.Duration.ofMillis(report.durationMillis));
+    done.complete(report);
+  }
+
+  private void logRound(RoundReport report) {
     if (report.ok) {
       LOG.info(
           "round {} {} ok: partitions={} fast={} iblt={} fallback={} estimate={} difference={}"
@@ -348,6 +406,5 @@ final class PeerRound {
     } else {
       LOG.warn("round {} {}: {}", initiator ? "to" : "from", peerLabel, report.error);
     }
-    done.complete(report);
   }
 }

@@ -8,7 +8,9 @@ import dev.reconcile.core.SessionConfig;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.Refusal;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.http.ClientAuth;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
@@ -25,12 +27,25 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The peer port: accepts rounds as responder, starts rounds as initiator. */
+/**
+ * The peer port: accepts rounds as responder, starts rounds as initiator.
+ *
+ * <p>Connections carry one round after another: a connection whose round succeeded stays open for
+ * {@code peer-keepalive} on the initiator's side ({@link PeerConnections}) and twice that on the
+ * responder's, where it waits for the next Hello. Every round on it is a new session, checked and
+ * counted (busy, per-peer limit, max-session-bytes) as on a new connection. With {@code
+ * peer-keepalive} 0 every round opens its own connection and closes it.
+ *
+ * <p>The initiator's rounds, their connections and the kept ones run on one context of this
+ * service, so that a kept connection's handlers, timers and its next round share one event loop.
+ */
 final class PeerService {
   private static final Logger LOG = LoggerFactory.getLogger(PeerService.class);
   private final AgentRuntime rt;
   private final AgentConfig config;
-  private final NetClient client;
+  private final PeerConnections connections;
+  private final Context context;
+  private final long keepMillis;
   private final SecureRandom random = new SecureRandom();
   private final AtomicInteger active = new AtomicInteger();
   private final Map<String, AtomicInteger> activeByPeer = new ConcurrentHashMap<>();
@@ -55,7 +70,11 @@ final class PeerService {
           // The configured peer address must be one of the server certificate's names (SAN).
           .setHostnameVerificationAlgorithm("HTTPS");
     }
-    this.client = rt.vertx().createNetClient(co);
+    NetClient client = rt.vertx().createNetClient(co);
+    this.keepMillis = config.peerKeepAlive().toMillis();
+    this.context = rt.vertx().getOrCreateContext();
+    this.connections =
+        new PeerConnections(rt.vertx(), client, this::channel, keepMillis, rt.metrics());
   }
 
   Future<Integer> listen() {
@@ -119,9 +138,16 @@ final class PeerService {
   }
 
   private void accept(NetSocket socket) {
+    serve(socket, channel(socket), null);
+  }
+
+  /**
+   * Runs a round as responder on {@code ch}: a new connection ({@code hello} null), or a kept one
+   * whose next Hello was read.
+   */
+  private void serve(NetSocket socket, FrameChannel ch, Envelope hello) {
     String host = socket.remoteAddress() == null ? "?" : socket.remoteAddress().host();
     String label = String.valueOf(socket.remoteAddress());
-    FrameChannel ch = channel(socket);
     AtomicInteger perPeer = activeByPeer.computeIfAbsent(host, h -> new AtomicInteger());
     if (active.get() >= config.maxSessions()
         || perPeer.get() >= config.security().maxSessionsPerPeer()) {
@@ -157,16 +183,46 @@ final class PeerService {
             sessionConfig(0, null).withPeerCheck(peerCheck(socket)),
             rt.store().sketches(),
             records);
-    new PeerRound(rt, ch, session, label)
-        .run()
+    new PeerRound(rt, ch, session, label, keepMillis > 0)
+        .run(hello)
         .onComplete(
             r -> {
               // Not active any more before the drop: the peer may start its next round at once.
               active.decrementAndGet();
               perPeer.decrementAndGet();
               lastByPeer.put("from " + label, r.result());
+              if (r.result().ok && keepMillis > 0) {
+                awaitNextRound(socket, ch);
+              }
               afterRound(r.result(), records);
             });
+  }
+
+  /**
+   * Responder: a connection whose round succeeded (reading paused) waits for the peer's next Hello
+   * for twice {@code peer-keepalive} (the initiator closes it after one, so it is normally the
+   * initiator that closes), then is closed. Any other frame is a protocol violation.
+   */
+  private void awaitNextRound(NetSocket socket, FrameChannel ch) {
+    if (ch.isClosed()) {
+      return;
+    }
+    long timer =
+        rt.vertx().setTimer(2 * keepMillis, id -> ch.close("idle between rounds (peer-keepalive)"));
+    ch.frameHandler(
+        e -> {
+          rt.vertx().cancelTimer(timer);
+          if (e.getBodyCase() == Envelope.BodyCase.HELLO) {
+            ch.pause();
+            ch.newSession(e.getSerializedSize() + 4);
+            serve(socket, ch, e);
+          } else {
+            rt.metrics().refused("frame_between_rounds");
+            ch.close("a frame other than Hello between rounds: " + e.getBodyCase());
+          }
+        });
+    ch.closeHandler(r -> rt.vertx().cancelTimer(timer));
+    ch.resume();
   }
 
   /** Runs a round with {@code peer} now (or joins the one running). */
@@ -196,59 +252,84 @@ final class PeerService {
       return Future.succeededFuture(busy);
     }
     active.incrementAndGet();
+    Promise<RoundReport> result = Promise.promise();
+    context.runOnContext(v -> attempt(peer, label, dryRun, true).onComplete(result));
+    return result.future().onComplete(x -> active.decrementAndGet());
+  }
+
+  /**
+   * One attempt at a round with {@code peer}, on this service's context: on the connection kept
+   * from the last round when {@code mayReuse} and there is one, else on a new one. A kept
+   * connection that turns out closed before the peer answered (it closed it as the round began)
+   * costs nothing: the round runs again on a new connection.
+   */
+  private Future<RoundReport> attempt(
+      HostPort peer, String label, boolean dryRun, boolean mayReuse) {
     // The progress read and the connection run at once: one hop less before the Hello.
     Future<BitSet> progress =
         rt.vertx().executeBlocking(() -> rt.store().partitionsDone(label, 0), false);
-    Future<NetSocket> connected = client.connect(peer.port(), peer.host());
-    Future<RoundReport> f =
-        Future.all(progress, connected)
-            .<Object[]>map(all -> new Object[] {connected.result(), progress.result()})
-            .onFailure(
-                err -> {
-                  if (connected.succeeded()) {
-                    connected.result().close();
-                  }
-                })
-            .compose(
-                pair -> {
-                  NetSocket socket = (NetSocket) pair[0];
-                  BitSet done = (BitSet) pair[1];
-                  int[] parts = remaining(done);
-                  RoundRecords records = new RoundRecords(rt.store());
-                  ReconcileSession session =
-                      ReconcileSession.initiator(
-                          sessionConfig(random.nextLong(), parts)
-                              .withDryRun(dryRun)
-                              .withPeerCheck(peerCheck(socket)),
-                          rt.store().sketches(),
-                          records,
-                          rt.store().progressWith(label));
-                  FrameChannel ch = channel(socket);
-                  int resumed = done.cardinality();
-                  return new PeerRound(rt, ch, session, label)
-                      .run()
-                      .compose(rep -> afterRound(rep, records))
-                      .map(
-                          rep -> {
-                            rep.resumedFrom = parts == null ? 0 : resumed;
-                            return rep;
-                          });
-                })
-            .recover(
-                err -> {
-                  RoundReport rep = new RoundReport();
-                  rep.peer = label;
-                  rep.role = "initiator";
-                  rep.dryRun = dryRun;
-                  rep.error = "cannot reach peer " + label + ": " + describe(err);
-                  rt.metrics().roundsFailed.increment();
-                  if (config.security().peerTls() && isTls(err)) {
-                    rt.metrics().refused("tls");
-                  }
-                  LOG.warn("round to {}: {}", label, rep.error);
-                  return Future.succeededFuture(rep);
-                });
-    return f.onComplete(x -> active.decrementAndGet());
+    Future<PeerConnections.Connection> connected =
+        connections.open(peer.host(), peer.port(), label, mayReuse);
+    return Future.all(progress, connected)
+        .onFailure(
+            err -> {
+              if (connected.succeeded()) {
+                connected.result().channel().close("round not started: " + err.getMessage());
+              }
+            })
+        .compose(
+            all -> {
+              PeerConnections.Connection c = connected.result();
+              BitSet done = progress.result();
+              int[] parts = remaining(done);
+              RoundRecords records = new RoundRecords(rt.store());
+              ReconcileSession session =
+                  ReconcileSession.initiator(
+                      sessionConfig(random.nextLong(), parts)
+                          .withDryRun(dryRun)
+                          .withPeerCheck(peerCheck(c.socket())),
+                      rt.store().sketches(),
+                      records,
+                      rt.store().progressWith(label));
+              int resumed = done.cardinality();
+              PeerRound round = new PeerRound(rt, c.channel(), session, label, keepMillis > 0);
+              return round
+                  .run()
+                  .compose(
+                      rep -> {
+                        if (rep.ok) {
+                          connections.keep(label, c);
+                        } else if (c.reused() && !round.heardFromPeer()) {
+                          rt.metrics().peerConnectionsStale.increment();
+                          LOG.info(
+                              "round to {}: the kept connection was closed by the peer ({});"
+                                  + " again on a new connection",
+                              label,
+                              rep.error);
+                          return attempt(peer, label, dryRun, false);
+                        }
+                        return afterRound(rep, records)
+                            .map(
+                                r -> {
+                                  r.resumedFrom = parts == null ? 0 : resumed;
+                                  return r;
+                                });
+                      });
+            })
+        .recover(
+            err -> {
+              RoundReport rep = new RoundReport();
+              rep.peer = label;
+              rep.role = "initiator";
+              rep.dryRun = dryRun;
+              rep.error = "cannot reach peer " + label + ": " + describe(err);
+              rt.metrics().roundsFailed.increment();
+              if (config.security().peerTls() && isTls(err)) {
+                rt.metrics().refused("tls");
+              }
+              LOG.warn("round to {}: {}", label, rep.error);
+              return Future.succeededFuture(rep);
+            });
   }
 
   /**
@@ -325,7 +406,9 @@ final class PeerService {
   }
 
   Future<Void> close() {
-    Future<Void> c = client.close();
+    Promise<Void> kept = Promise.promise();
+    context.runOnContext(v -> connections.close().onComplete(kept));
+    Future<Void> c = kept.future();
     return server == null ? c : Future.all(c, server.close()).mapEmpty();
   }
 }

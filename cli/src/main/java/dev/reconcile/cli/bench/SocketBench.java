@@ -178,6 +178,8 @@ public final class SocketBench {
     m.put("purge-interval", "0");
     m.put("session-timeout", "10m");
     m.put("idle-timeout", "5m");
+    // One connection per round: a round's bytes are all through the proxy once it closes.
+    m.put("peer-keepalive", "0");
     m.put("mode", mode);
     return ReplicaAgent.start(AgentConfig.fromMap(m));
   }

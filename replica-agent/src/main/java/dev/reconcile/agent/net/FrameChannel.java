@@ -48,7 +48,10 @@ public final class FrameChannel {
   private final long maxSessionBytes;
   private final Promise<String> closed = Promise.promise();
   private Handler<Envelope> frameHandler = e -> {};
+  private Handler<String> closeHandler;
   private long bytesIn;
+  private long
+      sessionStart; // bytesIn when the current round began (max-session-bytes counts from it)
   private long bytesOut;
   private String closeReason;
   private String violation;
@@ -65,8 +68,9 @@ public final class FrameChannel {
   /**
    * @param maxFrameBytes largest frame body accepted, checked on the 4-byte header before the body
    *     is read (nothing is allocated from a larger claim)
-   * @param maxSessionBytes most bytes (headers and bodies) accepted from the peer on this
-   *     connection, also checked on each header before its body is read
+   * @param maxSessionBytes most bytes (headers and bodies) accepted from the peer in one round
+   *     (from the connection's start or the last {@link #newSession}), also checked on each header
+   *     before its body is read
    */
   public FrameChannel(NetSocket socket, int maxFrameBytes, long maxSessionBytes) {
     this.socket = socket;
@@ -84,6 +88,15 @@ public final class FrameChannel {
           markClosed(closeReason == null ? "peer closed the connection" : closeReason);
         });
     socket.exceptionHandler(t -> close("connection error: " + t.getMessage()));
+  }
+
+  /**
+   * A new round begins on this connection (a kept-open connection carries one round after another):
+   * {@code max-session-bytes} counts the peer's bytes from here. The frame that begins it (a Hello,
+   * already read) counts toward it.
+   */
+  public void newSession(int firstFrameBytes) {
+    sessionStart = bytesIn - firstFrameBytes;
   }
 
   /** Where decoded frames go, on the event loop, in order. */
@@ -173,12 +186,12 @@ public final class FrameChannel {
           "frame of " + n + " bytes refused (cap " + maxFrameBytes + ", max-frame-bytes)");
       return;
     }
-    if (bytesIn + n > maxSessionBytes) {
+    if (bytesIn - sessionStart + n > maxSessionBytes) {
       violate(
           "session_bytes",
           "peer sent "
-              + bytesIn
-              + " bytes and announces a frame of "
+              + (bytesIn - sessionStart)
+              + " bytes in this round and announces a frame of "
               + n
               + " more: over the session cap of "
               + maxSessionBytes
@@ -308,11 +321,29 @@ public final class FrameChannel {
     pending.clear();
     body = null;
     closed.tryComplete(closeReason);
+    Handler<String> h = closeHandler;
+    closeHandler = null;
+    if (h != null) {
+      h.handle(closeReason);
+    }
   }
 
   /** Completes with the reason when the connection ends, whoever ended it. */
   public Future<String> closed() {
     return closed.future();
+  }
+
+  /**
+   * The current owner's handler of the connection's end, replacing the previous owner's (a kept
+   * connection has one owner after another; listeners of {@link #closed} would pile up). Called at
+   * once, on this thread, if the connection has already ended.
+   */
+  public void closeHandler(Handler<String> h) {
+    if (closeReason != null) {
+      h.handle(closeReason);
+    } else {
+      closeHandler = h;
+    }
   }
 
   public boolean isClosed() {
