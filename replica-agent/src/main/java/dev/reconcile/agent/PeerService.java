@@ -51,6 +51,7 @@ final class PeerService {
   private final Map<String, AtomicInteger> activeByPeer = new ConcurrentHashMap<>();
   private final Map<String, RoundReport> lastByPeer = new ConcurrentHashMap<>();
   private final Map<String, Future<RoundReport>> running = new ConcurrentHashMap<>();
+  private final java.util.Set<String> lastRoundOk = ConcurrentHashMap.newKeySet();
   private NetServer server;
 
   PeerService(AgentRuntime rt) {
@@ -265,9 +266,15 @@ final class PeerService {
    */
   private Future<RoundReport> attempt(
       HostPort peer, String label, boolean dryRun, boolean mayReuse) {
-    // The progress read and the connection run at once: one hop less before the Hello.
+    // What an interrupted round left to resume: read only after a round with this peer that did
+    // not succeed here (or the first one). After a success every partition is reconciled, as a
+    // round without progress does, so there is nothing to wait for (a store read on a worker,
+    // the only hop before the Hello on a kept connection). Otherwise the read and the connection
+    // run at once.
     Future<BitSet> progress =
-        rt.vertx().executeBlocking(() -> rt.store().partitionsDone(label, 0), false);
+        lastRoundOk.contains(label)
+            ? Future.succeededFuture(new BitSet())
+            : rt.vertx().executeBlocking(() -> rt.store().partitionsDone(label, 0), false);
     Future<PeerConnections.Connection> connected =
         connections.open(peer.host(), peer.port(), label, mayReuse);
     return Future.all(progress, connected)
@@ -298,8 +305,12 @@ final class PeerService {
                   .compose(
                       rep -> {
                         if (rep.ok) {
+                          lastRoundOk.add(label);
                           connections.keep(label, c);
-                        } else if (c.reused() && !round.heardFromPeer()) {
+                        } else {
+                          lastRoundOk.remove(label);
+                        }
+                        if (!rep.ok && c.reused() && !round.heardFromPeer()) {
                           rt.metrics().peerConnectionsStale.increment();
                           LOG.info(
                               "round to {}: the kept connection was closed by the peer ({});"
