@@ -22,6 +22,7 @@ import io.vertx.core.net.PemTrustOptions;
 import java.security.SecureRandom;
 import java.util.BitSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -51,7 +52,7 @@ final class PeerService {
   private final Map<String, AtomicInteger> activeByPeer = new ConcurrentHashMap<>();
   private final Map<String, RoundReport> lastByPeer = new ConcurrentHashMap<>();
   private final Map<String, Future<RoundReport>> running = new ConcurrentHashMap<>();
-  private final java.util.Set<String> lastRoundOk = ConcurrentHashMap.newKeySet();
+  private final Set<String> lastRoundOk = ConcurrentHashMap.newKeySet();
   private NetServer server;
 
   PeerService(AgentRuntime rt) {

@@ -50,8 +50,8 @@ public final class FrameChannel {
   private Handler<Envelope> frameHandler = e -> {};
   private Handler<String> closeHandler;
   private long bytesIn;
-  private long
-      sessionStart; // bytesIn when the current round began (max-session-bytes counts from it)
+  // bytesIn when the current round began: max-session-bytes counts from it.
+  private long sessionStart;
   private long bytesOut;
   private String closeReason;
   private String violation;
