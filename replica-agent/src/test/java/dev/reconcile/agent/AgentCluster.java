@@ -55,6 +55,19 @@ public final class AgentCluster implements AutoCloseable {
     return a;
   }
 
+  /**
+   * Value of a counter in the agent's Prometheus scrape, summed over matching series (0 if none).
+   */
+  public static double metric(ReplicaAgent a, String name, String labels) {
+    double sum = 0;
+    for (String line : a.metrics().scrape().split("\n")) {
+      if (line.startsWith(name + "{") && line.contains(labels)) {
+        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
+  }
+
   static HostPort peerOf(ReplicaAgent a) {
     return new HostPort("127.0.0.1", a.peerPort());
   }

@@ -1,6 +1,7 @@
 package dev.reconcile.agent;
 
 import static dev.reconcile.agent.AgentCluster.assertConverged;
+import static dev.reconcile.agent.AgentCluster.metric;
 import static dev.reconcile.agent.AgentCluster.repair;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -40,16 +41,6 @@ class PeerConnectionsTest {
 
   private static double refusals(ReplicaAgent a, String reason) {
     return metric(a, "reconcile_peer_refusals_total", "reason=\"" + reason + "\"");
-  }
-
-  private static double metric(ReplicaAgent a, String name, String labels) {
-    double sum = 0;
-    for (String line : a.metrics().scrape().split("\n")) {
-      if (line.startsWith(name + "{") && line.contains(labels)) {
-        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-      }
-    }
-    return sum;
   }
 
   private static RoundReport repairVia(ReplicaAgent from, Relay relay) throws Exception {

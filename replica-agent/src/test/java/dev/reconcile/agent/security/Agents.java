@@ -2,6 +2,7 @@ package dev.reconcile.agent.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
@@ -89,13 +90,7 @@ final class Agents implements AutoCloseable {
 
   /** Value of a counter in the agent's Prometheus scrape (0 when absent). */
   static double metric(ReplicaAgent a, String name, String labels) {
-    double sum = 0;
-    for (String line : a.metrics().scrape().split("\n")) {
-      if (line.startsWith(name + "{") && line.contains(labels)) {
-        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-      }
-    }
-    return sum;
+    return AgentCluster.metric(a, name, labels);
   }
 
   static double refusals(ReplicaAgent a, String reason) {
