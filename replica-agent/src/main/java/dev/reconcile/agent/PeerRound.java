@@ -50,6 +50,7 @@ final class PeerRound {
   private final long startNanos = System.nanoTime();
   private final long rate;
   private final boolean keepOpen;
+  private final boolean onKeptConnection;
   private boolean heardFromPeer;
   private long lastActivityNanos = System.nanoTime();
   private long idleTimer = -1;
@@ -65,15 +66,20 @@ final class PeerRound {
   /**
    * @param keepOpen leave the connection open, reading paused, when the round succeeds (its owner
    *     keeps it for the next round); a failed round always closes it
+   * @param onKeptConnection the connection carried an earlier round: if it is lost before the peer
+   *     answers, the owner runs the round again on a new one ({@link #lostKeptConnection}), so this
+   *     attempt is neither counted nor logged as a failed round
    */
   PeerRound(
       AgentRuntime rt,
       FrameChannel ch,
       ReconcileSession session,
       String peerLabel,
-      boolean keepOpen) {
+      boolean keepOpen,
+      boolean onKeptConnection) {
     this.rt = rt;
     this.keepOpen = keepOpen;
+    this.onKeptConnection = onKeptConnection;
     this.ch = ch;
     this.session = session;
     this.initiator = session.role() == ReconcileSession.Role.INITIATOR;
@@ -128,9 +134,12 @@ final class PeerRound {
     return done.future();
   }
 
-  /** True once a frame of the peer arrived in this round. */
-  boolean heardFromPeer() {
-    return heardFromPeer;
+  /**
+   * True when the round failed on a kept connection before any frame of the peer arrived: the peer
+   * had closed the connection (a restart, a shorter keep-alive) and never saw the Hello.
+   */
+  boolean lostKeptConnection() {
+    return done.future().isComplete() && lostKeptConnection(done.future().result());
   }
 
   private void onFrame(Envelope e) {
@@ -379,13 +388,21 @@ final class PeerRound {
     vertx.cancelTimer(totalTimer);
     worker.shutdown();
     rt.metrics().activeSessions.decrementAndGet();
-    (report.ok ? rt.metrics().roundsOk : rt.metrics().roundsFailed).increment();
-    rt.metrics().roundDuration.record(java.time.Duration.ofMillis(report.durationMillis));
+    if (!lostKeptConnection(report)) {
+      (report.ok ? rt.metrics().roundsOk : rt.metrics().roundsFailed).increment();
+      rt.metrics().roundDuration.record(java.time.Duration.ofMillis(report.durationMillis));
+    }
     done.complete(report);
   }
 
+  private boolean lostKeptConnection(RoundReport report) {
+    return onKeptConnection && !heardFromPeer && !report.ok;
+  }
+
   private void logRound(RoundReport report) {
-    if (report.ok) {
+    if (lostKeptConnection(report)) {
+      LOG.debug("round to {} on a kept connection: {}", peerLabel, report.error);
+    } else if (report.ok) {
       LOG.info(
           "round {} {} ok: partitions={} fast={} iblt={} fallback={} estimate={} difference={}"
               + " sent={} received={} applied={} stillDiffering={} in {} ms (session {} ms)",

@@ -185,7 +185,7 @@ final class PeerService {
             sessionConfig(0, null).withPeerCheck(peerCheck(socket)),
             rt.store().sketches(),
             records);
-    new PeerRound(rt, ch, session, label, keepMillis > 0)
+    new PeerRound(rt, ch, session, label, keepMillis > 0, false)
         .run(hello)
         .onComplete(
             r -> {
@@ -300,7 +300,8 @@ final class PeerService {
                       records,
                       rt.store().progressWith(label));
               int resumed = done.cardinality();
-              PeerRound round = new PeerRound(rt, c.channel(), session, label, keepMillis > 0);
+              PeerRound round =
+                  new PeerRound(rt, c.channel(), session, label, keepMillis > 0, c.reused());
               return round
                   .run()
                   .compose(
@@ -311,7 +312,7 @@ final class PeerService {
                         } else {
                           lastRoundOk.remove(label);
                         }
-                        if (!rep.ok && c.reused() && !round.heardFromPeer()) {
+                        if (round.lostKeptConnection()) {
                           rt.metrics().peerConnectionsStale.increment();
                           LOG.info(
                               "round to {}: the kept connection was closed by the peer ({});"

@@ -146,6 +146,9 @@ class PeerConnectionsTest {
       assertThat(connections(a, "stale")).isEqualTo(1);
       assertThat(connections(a, "opened")).isEqualTo(2);
       assertThat(relay.connections()).isEqualTo(2);
+      // The lost attempt is not a failed round: two rounds, both ok.
+      assertThat(metric(a, "reconcile_rounds_total", "result=\"failed\"")).isZero();
+      assertThat(metric(a, "reconcile_rounds_total", "result=\"ok\"")).isEqualTo(2);
     }
   }
 
