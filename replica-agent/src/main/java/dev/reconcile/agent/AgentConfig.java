@@ -49,6 +49,7 @@ public record AgentConfig(
     Duration idleTimeout,
     Duration sessionTimeout,
     Duration peerKeepAlive,
+    int maxIdleConnections,
     Security security,
     Cluster cluster) {
 
@@ -129,6 +130,7 @@ public record AgentConfig(
     d.put("idle-timeout", "30s");
     d.put("session-timeout", "10m");
     d.put("peer-keepalive", "30s");
+    d.put("max-idle-connections", "256");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");
@@ -183,6 +185,7 @@ public record AgentConfig(
     d.put("idle-timeout", "a round silent for this long is aborted");
     d.put("session-timeout", "a round longer than this is aborted");
     d.put("peer-keepalive", "a peer connection stays open this long for the next round; 0 = never");
+    d.put("max-idle-connections", "peers' kept connections waiting for a round; the oldest closes");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
     d.put("tls-key", "PEM private key of tls-cert");
     d.put("tls-ca", "PEM CA that signs the peers' certificates");
@@ -338,6 +341,7 @@ public record AgentConfig(
             r.duration("idle-timeout"),
             r.duration("session-timeout"),
             r.duration("peer-keepalive"),
+            r.integer("max-idle-connections", 1, 65536),
             sec,
             cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {

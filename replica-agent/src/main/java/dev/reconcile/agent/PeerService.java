@@ -21,6 +21,9 @@ import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
 import java.security.SecureRandom;
 import java.util.BitSet;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,6 +56,9 @@ final class PeerService {
   private final Map<String, RoundReport> lastByPeer = new ConcurrentHashMap<>();
   private final Map<String, Future<RoundReport>> running = new ConcurrentHashMap<>();
   private final Set<String> lastRoundOk = ConcurrentHashMap.newKeySet();
+  // Responder: kept connections waiting for their next round, oldest first, each with its context.
+  private final Map<FrameChannel, Context> waiting =
+      Collections.synchronizedMap(new LinkedHashMap<>());
   private NetServer server;
 
   PeerService(AgentRuntime rt) {
@@ -209,11 +215,13 @@ final class PeerService {
     if (ch.isClosed()) {
       return;
     }
+    waitForRound(ch);
     long timer =
         rt.vertx().setTimer(2 * keepMillis, id -> ch.close("idle between rounds (peer-keepalive)"));
     ch.frameHandler(
         e -> {
           rt.vertx().cancelTimer(timer);
+          waiting.remove(ch);
           if (e.getBodyCase() == Envelope.BodyCase.HELLO) {
             ch.pause();
             ch.newSession(e.getSerializedSize() + 4);
@@ -223,8 +231,38 @@ final class PeerService {
             ch.close("a frame other than Hello between rounds: " + e.getBodyCase());
           }
         });
-    ch.closeHandler(r -> rt.vertx().cancelTimer(timer));
+    ch.closeHandler(
+        r -> {
+          rt.vertx().cancelTimer(timer);
+          waiting.remove(ch);
+        });
     ch.resume();
+  }
+
+  /**
+   * Counts {@code ch} (on its own event loop) among the connections waiting for a round; past
+   * {@code max-idle-connections} the one that has waited longest is closed (on its event loop), so
+   * what peers keep open here is bounded whatever they do.
+   */
+  private void waitForRound(FrameChannel ch) {
+    Map.Entry<FrameChannel, Context> oldest = null;
+    synchronized (waiting) {
+      waiting.put(ch, rt.vertx().getOrCreateContext());
+      if (waiting.size() > config.maxIdleConnections()) {
+        Iterator<Map.Entry<FrameChannel, Context>> it = waiting.entrySet().iterator();
+        oldest = it.next();
+        it.remove();
+      }
+    }
+    if (oldest != null) {
+      FrameChannel evicted = oldest.getKey();
+      LOG.info(
+          "closing the idle connection of {}: more than {} peer connections wait for a round"
+              + " (max-idle-connections)",
+          evicted.remoteAddress(),
+          config.maxIdleConnections());
+      oldest.getValue().runOnContext(v -> evicted.close("too many idle peer connections"));
+    }
   }
 
   /** Runs a round with {@code peer} now (or joins the one running). */

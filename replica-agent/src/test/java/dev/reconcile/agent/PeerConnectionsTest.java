@@ -72,6 +72,29 @@ class PeerConnectionsTest {
   }
 
   @Test
+  void theResponderKeepsAtMostMaxIdleConnections() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent b = c.start("b", Map.of("max-idle-connections", "1"));
+      ReplicaAgent a1 = c.start("a1", Map.of());
+      ReplicaAgent a2 = c.start("a2", Map.of());
+      ConvergenceTest.load(a1, "one", 0, 5);
+      assertThat(repair(a1, b).ok).isTrue();
+      // a2's connection waits too: one more than b keeps, so b closes a1's, the older.
+      ConvergenceTest.load(a2, "two", 0, 5);
+      assertThat(repair(a2, b).ok).isTrue();
+      ConvergenceTest.load(a2, "two-again", 0, 5);
+      assertThat(repair(a2, b).ok).isTrue();
+      assertThat(connections(a2, "opened")).isEqualTo(1);
+      assertThat(connections(a2, "reused")).isEqualTo(1);
+      ConvergenceTest.load(a1, "one-again", 0, 5);
+      RoundReport r = repair(a1, b);
+      assertThat(r.ok).as(r.error).isTrue();
+      assertThat(connections(a1, "opened")).isEqualTo(2);
+      assertThat(b.store().recordCount()).isEqualTo(20);
+    }
+  }
+
+  @Test
   void theSessionByteCapCountsEachRoundOnAKeptConnection() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
       ReplicaAgent a = c.start("a", Map.of());
