@@ -70,10 +70,11 @@ final class PeerConnections {
       vertx.cancelTimer(kept.timer);
       FrameChannel ch = kept.connection.channel();
       if (!ch.isClosed()) {
+        // Its handlers stay those of a kept connection (a frame from the peer closes it) until the
+        // round takes it over.
         metrics.peerConnectionsReused.increment();
-        ch.frameHandler(e -> {});
         ch.newSession(0);
-        return Future.succeededFuture(new Connection(kept.connection.socket(), ch, true));
+        return Future.succeededFuture(kept.connection);
       }
     }
     return client
