@@ -186,12 +186,14 @@ final class BenchCommand implements Callable<Integer> {
   @Option(
       names = "--rounds",
       description = "timed dry-run rounds per n (default: ${DEFAULT-VALUE})")
-  int rounds = 7;
+  int rounds = 40;
 
   @Option(
       names = "--warmup",
-      description = "warm-up dry-run rounds per n (default: ${DEFAULT-VALUE})")
-  int warmup = 10;
+      description =
+          "warm-up dry-run rounds per n, enough for the JIT to finish compiling the round's code"
+              + " (default: ${DEFAULT-VALUE})")
+  int warmup = 300;
 
   @Option(
       names = "--stream-records",

@@ -311,28 +311,42 @@ public final class AgentBench {
   }
 
   /**
-   * Waits (at most 15 minutes) until neither agent's RocksDB runs or has pending compactions: a
-   * round timed right after loading 2 x 10^7 records otherwise shares the 2 cores with the
-   * compaction of what was just written, which a replica in service is not doing all the time.
-   * Returns the seconds waited.
+   * Waits (at most 15 minutes) until neither agent's RocksDB has flushed or compacted anything for
+   * {@link #QUIET_NANOS} in a row: a round timed right after loading 2 x 10^7 records otherwise
+   * shares the 2 cores with the flushes and compactions of what was just written, which a replica
+   * in service is not doing all the time. One look is not enough: right after the load nothing may
+   * run yet while the last memtables wait to be flushed, and each flush can start a compaction.
+   * Returns when the last flush or compaction seen ended, in seconds after the load.
    */
   private static double settle(ReplicaAgent... agents) throws InterruptedException {
     long t0 = System.nanoTime();
     long end = t0 + 15 * 60_000_000_000L;
-    while (System.nanoTime() < end && compacting(agents)) {
-      Thread.sleep(200);
+    long quietSince = t0;
+    while (System.nanoTime() < end) {
+      if (busy(agents)) {
+        quietSince = System.nanoTime();
+      } else if (System.nanoTime() - quietSince >= QUIET_NANOS) {
+        break;
+      }
+      Thread.sleep(100);
     }
-    return (System.nanoTime() - t0) / 1e9;
+    return (quietSince - t0) / 1e9;
   }
 
-  private static boolean compacting(ReplicaAgent... agents) {
+  /** How long RocksDB must stay idle before the timed rounds start (see {@link #settle}). */
+  private static final long QUIET_NANOS = 3_000_000_000L;
+
+  /** Whether either agent's RocksDB flushes, compacts or has work of that kind queued. */
+  private static boolean busy(ReplicaAgent... agents) {
     for (ReplicaAgent x : agents) {
       if (x.store().rocksProperty("records", "rocksdb.num-running-compactions") > 0
           || x.store().rocksProperty("records", "rocksdb.num-running-flushes") > 0) {
         return true;
       }
       for (String cf : List.of("records", "digests")) {
-        if (x.store().rocksProperty(cf, "rocksdb.compaction-pending") > 0) {
+        if (x.store().rocksProperty(cf, "rocksdb.compaction-pending") > 0
+            || x.store().rocksProperty(cf, "rocksdb.mem-table-flush-pending") > 0
+            || x.store().rocksProperty(cf, "rocksdb.num-immutable-mem-table") > 0) {
           return true;
         }
       }
