@@ -192,18 +192,8 @@ final class DigestMerge {
     merges.clear();
     RuntimeException first = null;
     for (Merge m : open) {
-      try {
-        m.cursor.close();
-      } catch (RuntimeException e) {
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
-      }
+      first = Releases.run(m.cursor::close, first);
     }
-    if (first != null) {
-      throw first;
-    }
+    Releases.rethrow(first);
   }
 }

@@ -67,14 +67,21 @@ final class Outbox {
     return urgent.isEmpty() && queue.isEmpty();
   }
 
-  /** Drops every pending frame and closes unfinished streams. */
+  /**
+   * Drops every pending frame and closes unfinished streams. The outbox is empty and every stream's
+   * close was called even if one throws; the first exception is then rethrown with the others
+   * suppressed.
+   */
   void clear() {
     urgent.clear();
-    for (Object o : queue) {
+    Object[] pending = queue.toArray();
+    queue.clear();
+    RuntimeException first = null;
+    for (Object o : pending) {
       if (o instanceof Stream s) {
-        s.close();
+        first = Releases.run(s::close, first);
       }
     }
-    queue.clear();
+    Releases.rethrow(first);
   }
 }

@@ -439,7 +439,10 @@ public final class ReconcileSession {
       Code code, String message, boolean tellPeer, boolean byPeer, Envelope.Builder lastWords) {
     failure = new SessionFailure(code, message, byPeer);
     state = State.FAILED;
-    ctx.out.clear();
+    // The outbox is emptied and every stream closed even if closing one throws; the session is
+    // failed, its last words queued and every cursor released before any such exception reaches
+    // the caller.
+    RuntimeException first = Releases.run(ctx.out::clear, null);
     if (lastWords != null) {
       ctx.queue(lastWords);
     }
@@ -447,9 +450,8 @@ public final class ReconcileSession {
       ctx.queue(
           Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(code).setMessage(message)));
     }
-    // Last: the session is failed and its last words queued even if releasing a cursor throws
-    // (the exception still reaches the caller).
-    digests.closeAll();
+    first = Releases.run(digests::closeAll, first);
+    Releases.rethrow(first);
   }
 
   /** Aborts locally (dead peer, timeout, shutdown); nothing more is sent. */

@@ -64,8 +64,9 @@ final class RepairExchange {
 
     void close() {
       if (scan != null) {
-        scan.close();
+        RecordStore.PartitionScan s = scan;
         scan = null;
+        s.close();
       }
     }
 
@@ -116,9 +117,11 @@ final class RepairExchange {
 
           @Override
           public void close() {
+            RuntimeException first = null;
             for (Source src : sendQueue) {
-              src.close();
+              first = Releases.run(src::close, first);
             }
+            Releases.rethrow(first);
           }
         });
     updateProgress();

@@ -316,6 +316,79 @@ class RepairExchangeTest {
     assertThat(i.failure().orElseThrow().byPeer()).isTrue();
   }
 
+  /**
+   * A session aborted while it streams bulk partitions releases every scan it holds, even when
+   * releasing one throws: the session is failed, its queue is empty, every scan was closed, and the
+   * first exception reaches the caller with the others suppressed.
+   */
+  @Test
+  void anAbortWhoseScanCloseThrowsStillFailsTheSessionAndClosesEveryScan() {
+    MemoryReplica source = filled(2000, 100);
+    MemoryReplica empty = new MemoryReplica(PARAMS, ESTIMATORS);
+    AtomicInteger opened = new AtomicInteger();
+    AtomicInteger closed = new AtomicInteger();
+    RecordStore throwingScans =
+        new RecordStore() {
+          @Override
+          public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+            return source.recordsFor(partition, elements);
+          }
+
+          @Override
+          public ApplyOutcome apply(List<ReplicaRecord> records) {
+            return source.apply(records);
+          }
+
+          @Override
+          public PartitionScan scan(int partition, PartitionSketches sketches) {
+            PartitionScan inner = source.scan(partition, sketches);
+            opened.incrementAndGet();
+            return new PartitionScan() {
+              @Override
+              public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+                return inner.next(maxRecords, maxBytes);
+              }
+
+              @Override
+              public void close() {
+                inner.close();
+                closed.incrementAndGet();
+                throw new IllegalStateException("scan of partition " + partition + " not released");
+              }
+            };
+          }
+        };
+    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW);
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repair), source.sketches(), throwingScans, null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repair), empty.sketches(), empty);
+    List<RuntimeException> thrown = new ArrayList<>();
+    LocalRound.run(
+        i,
+        r,
+        e -> {
+          if (e.hasRecordBatch() && thrown.isEmpty() && i.failure().isEmpty()) {
+            try {
+              i.abort("peer gone");
+            } catch (RuntimeException ex) {
+              thrown.add(ex);
+            }
+          }
+          return e;
+        },
+        UnaryOperator.identity());
+    assertThat(opened.get()).as("bulk partitions streaming at the abort").isGreaterThan(1);
+    assertThat(closed.get()).as("scans closed").isEqualTo(opened.get());
+    assertThat(thrown).hasSize(1);
+    assertThat(thrown.get(0)).hasMessageContaining("not released");
+    assertThat(thrown.get(0).getSuppressed()).hasSize(opened.get() - 1);
+    assertThat(i.failure().orElseThrow().message()).isEqualTo("peer gone");
+    assertThat(i.failure().orElseThrow().byPeer()).isFalse();
+    assertThat(i.isFinished()).isTrue();
+  }
+
   @Test
   void progressMarksEveryPartitionAndClearsAtTheEnd() {
     MemoryReplica[] m = divergent(9, 400, 300, 300);
