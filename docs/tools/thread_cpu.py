@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """CPU seconds of each thread group of the catch-up bench's agent processes during the round.
 
-Usage: thread_cpu.py OUT   (run it beside `reconcile bench --experiments catchup`; `touch OUT.stop`
-ends it, and it then writes OUT)
+Usage: thread_cpu.py OUT [--sys]   (run it beside `reconcile bench --experiments catchup`;
+`touch OUT.stop` ends it, and it then writes OUT). With --sys each group's kernel time (stime) is
+its own group, `NAME:sys`: page faults on memory touched for the first time and system calls show
+there.
 
 Samples /proc/PID/task/*/stat of every `reconcile.jar agent` process every 0.1 s. The round is the
 span in which the process has a thread named `round-...` (the round's worker: a pooled thread
@@ -19,13 +21,16 @@ import sys
 import time
 
 out = sys.argv[1]
+split_sys = "--sys" in sys.argv[2:]
 snaps = {}  # pid -> (role, [(time, {tid: (name, ticks)})])
 tck = os.sysconf("SC_CLK_TCK")
 
 
 def group(name):
+    kernel = name.endswith(" SYS")
+    name = name[:-4] if kernel else name
     name = re.sub(r"[#\d]+$", "", name)
-    return re.sub(r"-\d.*$", "", name).strip()
+    return re.sub(r"-\d.*$", "", name).strip() + (":sys" if kernel else "")
 
 
 def sample():
@@ -47,7 +52,12 @@ def sample():
                 except OSError:
                     continue
                 fields = s[s.rindex(")") + 2:].split()
-                threads[tid] = (s[s.index("(") + 1:s.rindex(")")], int(fields[11]) + int(fields[12]))
+                name = s[s.index("(") + 1:s.rindex(")")]
+                if split_sys:
+                    threads[tid] = (name, int(fields[11]))
+                    threads[tid + "s"] = (name + " SYS", int(fields[12]))
+                else:
+                    threads[tid] = (name, int(fields[11]) + int(fields[12]))
         except OSError:
             continue
         snaps.setdefault(pid, (role, []))[1].append((time.time(), threads))
@@ -79,4 +89,4 @@ with open(out, "w") as o:
         before, after = groups_until(series, a), groups_until(series, b)
         d = after - before
         o.write(f"{role:6} round {series[b][0] - series[a][0]:.1f}s cpu {sum(d.values()) / tck:.2f}s: "
-                + ", ".join(f"{k}={v / tck:.2f}" for k, v in d.most_common(9)) + "\n")
+                + ", ".join(f"{k}={v / tck:.2f}" for k, v in d.most_common(14 if split_sys else 9)) + "\n")

@@ -32,6 +32,12 @@ class AgentJvmTest {
     String agentCase = script.substring(script.indexOf("  agent)"), script.indexOf("    ;;"));
     assertThat(agentCase)
         .contains("opts+=(" + AgentJvm.HUGE_PAGES + ")")
-        .contains("'\\[madvise\\]' " + AgentJvm.THP);
+        .contains("'\\[madvise\\]' " + AgentJvm.THP)
+        .contains("opts+=(" + AgentJvm.YOUNG_GENERATION + ")");
+  }
+
+  @Test
+  void theYoungGenerationIsFixedWhateverTheKernelOffers() {
+    assertThat(AgentJvm.defaultOptions()).contains(AgentJvm.YOUNG_GENERATION);
   }
 }
