@@ -7,7 +7,6 @@ import dev.reconcile.core.wire.Envelope;
 import io.netty.buffer.Unpooled;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.buffer.BufferInternal;
@@ -46,7 +45,6 @@ public final class FrameChannel {
   private boolean deliveryPaused;
   private final int maxFrameBytes;
   private final long maxSessionBytes;
-  private final Promise<String> closed = Promise.promise();
   private Handler<Envelope> frameHandler = e -> {};
   private Handler<String> closeHandler;
   private long bytesIn;
@@ -320,7 +318,6 @@ public final class FrameChannel {
     }
     pending.clear();
     body = null;
-    closed.tryComplete(closeReason);
     Handler<String> h = closeHandler;
     closeHandler = null;
     if (h != null) {
@@ -328,14 +325,9 @@ public final class FrameChannel {
     }
   }
 
-  /** Completes with the reason when the connection ends, whoever ended it. */
-  public Future<String> closed() {
-    return closed.future();
-  }
-
   /**
    * The current owner's handler of the connection's end, replacing the previous owner's (a kept
-   * connection has one owner after another; listeners of {@link #closed} would pile up). Called at
+   * connection has one owner after another, and only the current one hears of the end). Called at
    * once, on this thread, if the connection has already ended.
    */
   public void closeHandler(Handler<String> h) {

@@ -59,7 +59,7 @@ class FrameChannelTest {
                         ch.pause();
                         vertx.setTimer(1, id -> ch.resume());
                       });
-                  ch.closed().onComplete(r -> closed.complete(r.result()));
+                  ch.closeHandler(closed::complete);
                 });
     return server
         .listen()
