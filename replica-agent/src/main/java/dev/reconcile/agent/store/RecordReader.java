@@ -38,7 +38,7 @@ final class RecordReader {
     s.lifecycle.readLock().lock();
     try {
       s.checkOpen();
-      Stored r = decodeOrNull(key, s.db.get(s.records, key));
+      Stored r = decodeOrNull(key, s.db.get(s.records, s.recordRow(key)));
       return r == null ? Optional.empty() : Optional.of(r.toRecord());
     } catch (RocksDBException e) {
       throw new StoreException(
@@ -66,22 +66,25 @@ final class RecordReader {
         for (int from = 0; from < keys.size(); from += ReplicaStore.BULK_BATCH) {
           List<byte[]> chunk =
               keys.subList(from, Math.min(keys.size(), from + ReplicaStore.BULK_BATCH));
-          List<byte[]> values =
-              s.db.multiGetAsList(ro, Collections.nCopies(chunk.size(), s.records), chunk);
-          for (int i = 0; i < chunk.size(); i++) {
-            Stored r = decodeOrNull(chunk.get(i), values.get(i));
-            if (r == null) {
-              continue;
-            }
-            if (s.partitionOf(s.spec.keyHash(r.key)) != partition) {
+          List<byte[]> rows = new ArrayList<>(chunk.size());
+          for (byte[] key : chunk) {
+            if (s.partitionOf(s.spec.keyHash(key)) != partition) {
               throw new StoreException(
                   "digest index lists key "
-                      + ReplicaRecord.hex(r.key, 32)
+                      + ReplicaRecord.hex(key, 32)
                       + " under partition "
                       + partition
                       + " but it hashes to another partition");
             }
-            out.add(r.toRecord());
+            rows.add(RecordKeys.of(partition, key));
+          }
+          List<byte[]> values =
+              s.db.multiGetAsList(ro, Collections.nCopies(rows.size(), s.records), rows);
+          for (int i = 0; i < chunk.size(); i++) {
+            Stored r = decodeOrNull(chunk.get(i), values.get(i));
+            if (r != null) {
+              out.add(r.toRecord());
+            }
           }
         }
         return out;
@@ -120,7 +123,10 @@ final class RecordReader {
     return out;
   }
 
-  /** Full scan of the records in key order (one implicit snapshot), validating each. */
+  /**
+   * Full scan of the records (one implicit snapshot) in partition order, then key order within a
+   * partition, validating each.
+   */
   void forEachRecord(Consumer<ReplicaRecord> action) {
     s.lifecycle.readLock().lock();
     try {
@@ -128,8 +134,7 @@ final class RecordReader {
       try (ReadOptions ro = new ReadOptions().setFillCache(false);
           RocksIterator it = s.db.newIterator(s.records, ro)) {
         for (it.seekToFirst(); it.isValid(); it.next()) {
-          byte[] key = it.key();
-          action.accept(RecordCodec.decode(key, it.value()).toRecord());
+          action.accept(s.decodeRow(it.key(), it.value()).toRecord());
         }
         it.status();
       }
@@ -141,10 +146,9 @@ final class RecordReader {
   }
 
   /**
-   * Every record of {@code partition} at one snapshot, in the digest index's order (element, then
-   * key): the index rows of the partition are read by one bounded iterator and their records
-   * fetched by {@code multiGet} a chunk at a time, so a whole partition costs one pass over its
-   * index rows and one point read per record, with no seek per element.
+   * Every record of {@code partition} at one snapshot, in key order: the partition's rows of the
+   * records column family are contiguous ({@link RecordKeys}), so a whole partition is one bounded
+   * iterator, with no index read and no point read per record.
    */
   RecordStore.PartitionScan scan(int partition) {
     s.checkPartition(partition);
@@ -166,39 +170,21 @@ final class RecordReader {
     }
   }
 
-  /** A partition scan's snapshot, bounded index iterator and read options; see {@link #scan}. */
+  /** A partition scan's snapshot, bounded iterator and read options; see {@link #scan}. */
   final class Scan implements RecordStore.PartitionScan {
-    /** Records read by the first multiGet of a call, before their sizes are known. */
-    private static final int FIRST_CHUNK = 16;
-
-    /** Most records read by one multiGet. */
-    private static final int MAX_CHUNK = 512;
-
-    /**
-     * The record lookups fill the block cache while the records read so far average less than this:
-     * a data block (4 KiB) then holds several records, of this partition and of the others, which
-     * the scans of a catch-up read at random (the digest index orders them by element), so a cached
-     * block is read again soon; without it each record cost a block read and checksum of its own (a
-     * quarter of the sender's CPU at 100 B records, docs/benchmarks.md 3a). Larger records fill a
-     * block each and would only evict what the cache holds for other readers.
-     */
-    static final int FILL_CACHE_BELOW_BYTES = 1024;
-
     private final int partition;
-    private final PartitionIndexRange range;
+    private final PartitionRange range;
     private final RocksIterator iterator;
-    private final ReadOptions getOptions;
     private boolean started;
     private boolean exhausted;
     private boolean released;
-    private long recordsRead;
-    private long bytesRead;
 
     Scan(int partition) {
       this.partition = partition;
-      range = new PartitionIndexRange(s, partition, false);
+      // A scan reads each block once: filling the block cache would only evict what other
+      // readers cached.
+      range = new PartitionRange(s, s.records, partition, false);
       iterator = range.iterator;
-      getOptions = new ReadOptions().setSnapshot(range.snapshot).setFillCache(true);
     }
 
     @Override
@@ -211,50 +197,10 @@ final class RecordReader {
           }
           List<ReplicaRecord> out = new ArrayList<>();
           long bytes = 0;
-          List<byte[]> keys = new ArrayList<>(MAX_CHUNK);
-          while (!exhausted && out.size() < maxRecords && bytes < maxBytes) {
-            int chunk = Math.min(maxRecords - out.size(), FIRST_CHUNK);
-            if (!out.isEmpty()) {
-              long perRecord = Math.max(1, bytes / out.size());
-              chunk =
-                  (int)
-                      Math.min(
-                          Math.min(maxRecords - out.size(), MAX_CHUNK),
-                          Math.max(1, (maxBytes - bytes + perRecord - 1) / perRecord));
-            }
-            keys.clear();
-            while (keys.size() < chunk && advance()) {
-              keys.add(DigestKeys.key(iterator.key()));
-            }
-            if (keys.isEmpty()) {
-              break;
-            }
-            getOptions.setFillCache(fillsCache());
-            List<byte[]> values =
-                s.db.multiGetAsList(getOptions, Collections.nCopies(keys.size(), s.records), keys);
-            for (int i = 0; i < keys.size(); i++) {
-              Stored r = decodeOrNull(keys.get(i), values.get(i));
-              if (r == null) {
-                throw new StoreException(
-                    "digest index lists key "
-                        + ReplicaRecord.hex(keys.get(i), 32)
-                        + " under partition "
-                        + partition
-                        + " but no record has it");
-              }
-              if (s.partitionOf(s.spec.keyHash(r.key)) != partition) {
-                throw new StoreException(
-                    "digest index lists key "
-                        + ReplicaRecord.hex(r.key, 32)
-                        + " under partition "
-                        + partition
-                        + " but it hashes to another partition");
-              }
-              out.add(r.toRecord());
-              bytes += r.key.length + r.value.length;
-              recordsRead++;
-              bytesRead += r.key.length + r.value.length;
-            }
+          while (out.size() < maxRecords && bytes < maxBytes && advance()) {
+            Stored r = s.decodeRow(iterator.key(), iterator.value());
+            out.add(r.toRecord());
+            bytes += r.key.length + r.value.length;
           }
           return out;
         }
@@ -266,12 +212,7 @@ final class RecordReader {
       }
     }
 
-    /** Whether the next lookups fill the block cache, see {@link #FILL_CACHE_BELOW_BYTES}. */
-    boolean fillsCache() {
-      return recordsRead == 0 || bytesRead < (long) FILL_CACHE_BELOW_BYTES * recordsRead;
-    }
-
-    /** Moves to the next index row of the partition; false (and exhausted) at its end. */
+    /** Moves to the next row of the partition; false (and exhausted) at its end. */
     private boolean advance() throws RocksDBException {
       if (exhausted) {
         return false;
@@ -305,7 +246,6 @@ final class RecordReader {
         return;
       }
       released = true;
-      getOptions.close();
       range.release();
       openScans.remove(this);
     }

@@ -82,7 +82,8 @@ final class RecordWriter {
       long valueHash = s.spec.valueHash(value);
       s.writer.lock();
       try {
-        Stored cur = decodeOrNull(key, s.db.get(s.records, key));
+        byte[] row = RecordKeys.of(p, key);
+        Stored cur = decodeOrNull(key, s.db.get(s.records, row));
         long curElement = 0;
         if (cur != null) {
           clock.observe(cur.version);
@@ -92,7 +93,7 @@ final class RecordWriter {
         long element = s.hooks.element(s.spec, keyHash, version, origin, tombstone, valueHash);
         batch.clear();
         batch.put(
-            s.records, key, RecordCodec.encode(key, version, origin, tombstone, valueHash, value));
+            s.records, row, RecordCodec.encode(key, version, origin, tombstone, valueHash, value));
         if (cur != null) {
           batch.delete(s.digests, DigestKeys.of(p, curElement, key));
         }
@@ -123,6 +124,10 @@ final class RecordWriter {
     final byte[] key;
     final long keyHash;
     final int partition;
+
+    /** The key's row in the records column family. */
+    final byte[] row;
+
     Stored original;
     long originalElement;
     ReplicaRecord winner;
@@ -139,6 +144,7 @@ final class RecordWriter {
       this.key = key;
       this.keyHash = keyHash;
       this.partition = partition;
+      this.row = RecordKeys.of(partition, key);
     }
   }
 
@@ -237,11 +243,11 @@ final class RecordWriter {
 
   /** Fills each slot's current record (under the writer lock). */
   private void readCurrent(List<Slot> slots) throws RocksDBException {
-    List<byte[]> keys = new ArrayList<>(slots.size());
+    List<byte[]> rows = new ArrayList<>(slots.size());
     for (Slot slot : slots) {
-      keys.add(slot.key);
+      rows.add(slot.row);
     }
-    List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(keys.size(), s.records), keys);
+    List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(rows.size(), s.records), rows);
     for (int j = 0; j < slots.size(); j++) {
       Slot slot = slots.get(j);
       Stored cur = decodeOrNull(slot.key, current.get(j));
@@ -269,7 +275,7 @@ final class RecordWriter {
       if (slot.wExpired) {
         // Past the grace period: delete what it beats, store nothing (see the class comment).
         if (slot.original != null) {
-          batch.delete(s.records, slot.key);
+          batch.delete(s.records, slot.row);
           batch.delete(s.digests, DigestKeys.of(slot.partition, slot.originalElement, slot.key));
           changed++;
         }
@@ -287,7 +293,7 @@ final class RecordWriter {
               slot.wTombstone,
               slot.wValueHash,
               slot.winner.value());
-      batch.put(s.records, slot.key, encoded);
+      batch.put(s.records, slot.row, encoded);
       if (slot.original != null) {
         batch.delete(s.digests, DigestKeys.of(slot.partition, slot.originalElement, slot.key));
       }
@@ -350,10 +356,9 @@ final class RecordWriter {
       try (ReadOptions ro = new ReadOptions().setFillCache(false);
           RocksIterator it = s.db.newIterator(s.records, ro)) {
         for (it.seekToFirst(); it.isValid(); it.next()) {
-          byte[] key = it.key();
-          Stored r = RecordCodec.decode(key, it.value());
+          Stored r = s.decodeRow(it.key(), it.value());
           if (r.tombstone && HybridClock.physicalMillis(r.version) < cutoffMillis) {
-            candidates.add(key);
+            candidates.add(r.key);
             if (candidates.size() == ReplicaStore.BULK_BATCH) {
               purged += purgeBatch(candidates, cutoffMillis);
               candidates.clear();
@@ -407,9 +412,16 @@ final class RecordWriter {
   private int purgeBatch(List<byte[]> keys, long cutoffMillis) throws RocksDBException {
     s.writer.lock();
     try {
-      List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(keys.size(), s.records), keys);
-      batch.clear();
       int[] partitions = new int[keys.size()];
+      long[] keyHashes = new long[keys.size()];
+      List<byte[]> rows = new ArrayList<>(keys.size());
+      for (int i = 0; i < keys.size(); i++) {
+        keyHashes[i] = s.spec.keyHash(keys.get(i));
+        partitions[i] = s.partitionOf(keyHashes[i]);
+        rows.add(RecordKeys.of(partitions[i], keys.get(i)));
+      }
+      List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(rows.size(), s.records), rows);
+      batch.clear();
       long[] elements = new long[keys.size()];
       boolean[] remove = new boolean[keys.size()];
       int n = 0;
@@ -419,11 +431,9 @@ final class RecordWriter {
         if (r == null || !r.tombstone || HybridClock.physicalMillis(r.version) >= cutoffMillis) {
           continue; // rewritten since the scan
         }
-        long kh = s.spec.keyHash(key);
-        partitions[i] = s.partitionOf(kh);
-        elements[i] = s.element(kh, r);
+        elements[i] = s.element(keyHashes[i], r);
         remove[i] = true;
-        batch.delete(s.records, key);
+        batch.delete(s.records, rows.get(i));
         batch.delete(s.digests, DigestKeys.of(partitions[i], elements[i], key));
         n++;
       }

@@ -22,12 +22,15 @@ import org.rocksdb.WriteBatch;
  *
  * <h2>Layout</h2>
  *
- * Column families {@code records} (key -> {@link RecordCodec} encoding), {@code digests} (the
- * digest index, {@link DigestKeys}: partition | element | key -> empty) and {@code meta} ({@link
- * StoreMeta}: store format, pinned sketch parameters, node id, clock high-water mark, session
- * progress). Every write — local put/delete, repair {@link #apply}, {@link #purgeTombstones} — is
- * one {@link WriteBatch} ({@link RecordWriter}) that updates the record and its index rows together
- * (and the clock high-water mark), so the index never disagrees with the records.
+ * Column families {@code records_by_partition} (partition | key, {@link RecordKeys} -> {@link
+ * RecordCodec} encoding: a partition's records are one range), {@code digests} (the digest index,
+ * {@link DigestKeys}: partition | element | key -> empty) and {@code meta} ({@link StoreMeta}:
+ * store format, pinned sketch parameters, node id, clock high-water mark, session progress). A
+ * store of format 1, which kept records under their key alone, is migrated at its first writable
+ * open ({@link StoreFormatMigration}). Every write — local put/delete, repair {@link #apply},
+ * {@link #purgeTombstones} — is one {@link WriteBatch} ({@link RecordWriter}) that updates the
+ * record and its index rows together (and the clock high-water mark), so the index never disagrees
+ * with the records.
  *
  * <h2>Sketches</h2>
  *
@@ -51,7 +54,7 @@ import org.rocksdb.WriteBatch;
  */
 public final class ReplicaStore implements AutoCloseable, RecordStore {
   /** Version of the on-disk layout written in {@code meta}. */
-  public static final int STORE_FORMAT = 1;
+  public static final int STORE_FORMAT = 2;
 
   static final int BULK_BATCH = 10_000;
 
@@ -74,6 +77,9 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     }
 
     void beforeCommit() throws RocksDBException {}
+
+    /** Before each batch of the format-1 migration ({@link StoreFormatMigration}) is written. */
+    void beforeMigrationBatch() throws RocksDBException {}
   }
 
   private ReplicaStore(StoreOptions options, Hooks hooks) {

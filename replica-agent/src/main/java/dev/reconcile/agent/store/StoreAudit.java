@@ -115,11 +115,15 @@ final class StoreAudit {
       return 0;
     }
     List<byte[]> keys = new ArrayList<>(rows.size());
+    List<byte[]> recordRows = new ArrayList<>(rows.size());
     for (byte[] row : rows) {
-      keys.add(DigestKeys.key(row));
+      byte[] key = DigestKeys.key(row);
+      keys.add(key);
+      // Under the index row's partition: an index row whose key hashes elsewhere finds no record.
+      recordRows.add(RecordKeys.of(p, key));
     }
     List<byte[]> values =
-        s.db.multiGetAsList(ro, Collections.nCopies(keys.size(), s.records), keys);
+        s.db.multiGetAsList(ro, Collections.nCopies(recordRows.size(), s.records), recordRows);
     HashSpec spec = s.spec;
     long n = 0;
     for (int i = 0; i < rows.size(); i++) {
@@ -187,17 +191,17 @@ final class StoreAudit {
     try (ReadOptions ro = DigestKeys.scanOptions().setSnapshot(snap).setFillCache(false)) {
       try (RocksIterator it = s.db.newIterator(s.records, ro)) {
         for (it.seekToFirst(); it.isValid(); it.next()) {
-          byte[] key = it.key();
           counts[0]++;
           Stored r;
           try {
-            r = RecordCodec.decode(key, it.value());
+            // Checks the row's partition prefix against the key's hash too.
+            r = s.decodeRow(it.key(), it.value());
           } catch (StoreException.Corrupt e) {
             counts[2]++;
             problem(problems, e.getMessage());
             continue;
           }
-          long kh = spec.keyHash(key);
+          long kh = spec.keyHash(r.key);
           int p = s.partitionOf(kh);
           long e = s.element(kh, r);
           recCount[p]++;

@@ -2,12 +2,14 @@ package dev.reconcile.agent.store;
 
 import dev.reconcile.agent.store.RecordCodec.Stored;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -19,6 +21,7 @@ import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.DBOptions;
 import org.rocksdb.LRUCache;
+import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteOptions;
@@ -36,7 +39,16 @@ import org.rocksdb.WriteOptions;
  */
 final class StoreDb {
   static final byte[] EMPTY = new byte[0];
-  static final byte[] RECORDS = ascii("records");
+
+  /** Records keyed by partition | key ({@link RecordKeys}), store format 2. */
+  static final byte[] RECORDS = ascii("records_by_partition");
+
+  /**
+   * Store format 1's records, keyed by the record key alone; opened only when a store still has it,
+   * and emptied and dropped by the migration at open ({@link StoreMeta}).
+   */
+  static final byte[] RECORDS_V1 = ascii("records");
+
   static final byte[] DIGESTS = ascii("digests");
   static final byte[] META = ascii("meta");
 
@@ -52,6 +64,10 @@ final class StoreDb {
   final ColumnFamilyHandle records;
   final ColumnFamilyHandle digests;
   final ColumnFamilyHandle meta;
+
+  /** The format-1 records column family while a store still has one; null otherwise. */
+  final ColumnFamilyHandle recordsV1;
+
   final WriteOptions writeOptions;
   final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
@@ -83,6 +99,7 @@ final class StoreDb {
     this.records = handles.get(1);
     this.digests = handles.get(2);
     this.meta = handles.get(3);
+    this.recordsV1 = handles.size() > 4 ? handles.get(4) : null;
     this.writeOptions = own(new WriteOptions().setSync(options.syncWrites()));
   }
 
@@ -127,11 +144,24 @@ final class StoreDb {
       ColumnFamilyOptions defaultOptions =
           own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
       List<ColumnFamilyDescriptor> descriptors =
-          List.of(
-              new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, defaultOptions),
-              new ColumnFamilyDescriptor(RECORDS, recordOptions),
-              new ColumnFamilyDescriptor(DIGESTS, digestOptions),
-              new ColumnFamilyDescriptor(META, metaOptions));
+          new ArrayList<>(
+              List.of(
+                  new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, defaultOptions),
+                  new ColumnFamilyDescriptor(RECORDS, recordOptions),
+                  new ColumnFamilyDescriptor(DIGESTS, digestOptions),
+                  new ColumnFamilyDescriptor(META, metaOptions)));
+      List<byte[]> existing = columnFamilies(natives, dir);
+      if (contains(existing, RECORDS_V1)) {
+        if (options.readOnly() && !contains(existing, RECORDS)) {
+          throw new StoreException(
+              "store at "
+                  + dir
+                  + " has store format 1, which a read-only open cannot migrate: open it"
+                  + " writable once (an agent start does) to migrate it to format "
+                  + ReplicaStore.STORE_FORMAT);
+        }
+        descriptors.add(new ColumnFamilyDescriptor(RECORDS_V1, recordOptions));
+      }
       RocksDB opened =
           options.readOnly()
               ? RocksDB.openReadOnly(dbOptions, dir.toString(), descriptors, handles)
@@ -145,6 +175,19 @@ final class StoreDb {
       }
       throw new StoreException("cannot open store at " + dir + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The column families of the database at {@code dir}; none when there is no database yet. */
+  private static List<byte[]> columnFamilies(List<AutoCloseable> natives, Path dir)
+      throws RocksDBException {
+    if (!Files.exists(dir.resolve("CURRENT"))) {
+      return List.of();
+    }
+    return RocksDB.listColumnFamilies(own(natives, new Options()), dir.toString());
+  }
+
+  private static boolean contains(List<byte[]> names, byte[] name) {
+    return names.stream().anyMatch(n -> Arrays.equals(n, name));
   }
 
   private static BlockBasedTableConfig tableConfig(Cache cache) {
@@ -169,6 +212,33 @@ final class StoreDb {
 
   int partitionOf(long keyHash) {
     return HashSpec.partition(keyHash, params.partitionsLog2());
+  }
+
+  /** The row of {@code key} in {@link #records}. */
+  byte[] recordRow(byte[] key) {
+    return RecordKeys.of(partitionOf(spec.keyHash(key)), key);
+  }
+
+  /**
+   * Decodes a row of {@link #records} read by an iterator: the record, and a check that the row's
+   * partition prefix is its key's partition.
+   *
+   * @throws StoreException.Corrupt when the record is corrupt or filed under another partition
+   */
+  Stored decodeRow(byte[] row, byte[] value) {
+    byte[] key = RecordKeys.key(row);
+    Stored r = RecordCodec.decode(key, value);
+    int p = partitionOf(spec.keyHash(key));
+    if (p != RecordKeys.partition(row)) {
+      throw new StoreException.Corrupt(
+          "record for key "
+              + ReplicaRecord.hex(key, 32)
+              + " is stored under partition "
+              + RecordKeys.partition(row)
+              + " but its key hashes to partition "
+              + p);
+    }
+    return r;
   }
 
   static Stored decodeOrNull(byte[] key, byte[] value) {

@@ -61,15 +61,12 @@ final class StoreMeta {
     try {
       byte[] format = s.db.get(s.meta, FORMAT);
       if (format == null) {
-        try (RocksIterator it = s.db.newIterator(s.records)) {
-          it.seekToFirst();
-          if (it.isValid()) {
-            throw new StoreException(
-                "store at "
-                    + dir
-                    + " holds records but no meta column family entries: refusing to"
-                    + " guess its sketch parameters");
-          }
+        if (!isEmpty(s.records) || (s.recordsV1 != null && !isEmpty(s.recordsV1))) {
+          throw new StoreException(
+              "store at "
+                  + dir
+                  + " holds records but no meta column family entries: refusing to"
+                  + " guess its sketch parameters");
         }
         if (options.readOnly()) {
           throw new StoreException("store at " + dir + " was never initialized (no meta)");
@@ -85,14 +82,15 @@ final class StoreMeta {
         return;
       }
       int storedFormat = readInt(format, "format");
-      if (storedFormat != ReplicaStore.STORE_FORMAT) {
+      if (storedFormat != 1 && storedFormat != ReplicaStore.STORE_FORMAT) {
         throw new StoreException(
             "store at "
                 + dir
                 + " has store format "
                 + storedFormat
                 + "; this build reads format "
-                + ReplicaStore.STORE_FORMAT);
+                + ReplicaStore.STORE_FORMAT
+                + " (and migrates format 1)");
       }
       int hashId = readInt(s.db.get(s.meta, HASH_ID), "hash_id");
       if (hashId != spec.id()) {
@@ -128,6 +126,26 @@ final class StoreMeta {
                   + "': each node needs its own data directory");
         }
       }
+      // After the pinned parameters are checked: the migration files each record under the
+      // partition its key hashes to with them.
+      if (storedFormat == 1 && options.readOnly()) {
+        throw new StoreException(
+            "store at "
+                + dir
+                + " has store format 1, which a read-only open cannot migrate: open it writable"
+                + " once (an agent start does) to migrate it to format "
+                + ReplicaStore.STORE_FORMAT);
+      } else if (storedFormat == 1) {
+        StoreFormatMigration.fromFormat1(s);
+        s.db.put(s.meta, s.writeOptions, FORMAT, intBytes(ReplicaStore.STORE_FORMAT));
+      } else if (s.recordsV1 != null) {
+        throw new StoreException(
+            "store at "
+                + dir
+                + " has store format "
+                + storedFormat
+                + " but still holds the format-1 column family 'records'");
+      }
       byte[] hwm = s.db.get(s.meta, CLOCK);
       if (hwm != null) {
         if (hwm.length != 8) {
@@ -137,6 +155,13 @@ final class StoreMeta {
       }
     } catch (RocksDBException e) {
       throw new StoreException("cannot read meta of store at " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  private boolean isEmpty(ColumnFamilyHandle cf) {
+    try (RocksIterator it = s.db.newIterator(cf)) {
+      it.seekToFirst();
+      return !it.isValid();
     }
   }
 

@@ -318,7 +318,7 @@ final class StoreSketches implements PartitionSketches {
    * slices and an iterator, released by {@link #close()} (or by the store's close).
    */
   private final class IndexCursor implements ElementCursor {
-    private final PartitionIndexRange range;
+    private final PartitionRange range;
     private final RocksIterator iterator;
     private final ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX);
     private boolean started;
@@ -326,7 +326,7 @@ final class StoreSketches implements PartitionSketches {
     private long element;
 
     IndexCursor(int partition) {
-      range = new PartitionIndexRange(s, partition, false);
+      range = new PartitionRange(s, s.digests, partition, false);
       iterator = range.iterator;
     }
 

@@ -22,8 +22,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -49,41 +51,58 @@ class ReplicaStoreTest {
         Fixtures.options(dir, "node-a", PARAMS, ms).tombstoneGrace(Duration.ofMillis(50)).build());
   }
 
+  /**
+   * A partition scan is one range of the records column family: exactly the partition's records,
+   * each once, in key order, at the snapshot of its opening, in batches within the limits.
+   */
   @Test
-  void aPartitionScanFillsTheBlockCacheOnlyWhileItsRecordsAreSmall() {
+  void aPartitionScanListsItsPartitionsRecordsInKeyOrderAtOneSnapshot() {
     AtomicLong ms = Fixtures.manualMillis(1_000);
+    HashSpec spec = PARAMS.spec();
     try (ReplicaStore s = open(ms)) {
-      for (int k = 0; k < 400; k++) {
-        s.put(bytes("small-" + k), new byte[100]);
-        s.put(bytes("large-" + k), new byte[8 * RecordReader.Scan.FILL_CACHE_BELOW_BYTES]);
+      for (int k = 0; k < 600; k++) {
+        s.put(bytes("key-" + k), new byte[k % 3 == 0 ? 2000 : 10]);
       }
-      // Every partition holds both kinds; the mean decides after each multiGet chunk.
-      int records = 0;
+      for (int k = 0; k < 600; k += 7) {
+        s.delete(bytes("key-" + k));
+      }
+      Map<Integer, List<ReplicaRecord>> expected = new HashMap<>();
+      s.forEachRecord(
+          r ->
+              expected
+                  .computeIfAbsent(
+                      HashSpec.partition(spec.keyHash(r.key()), PARAMS.partitionsLog2()),
+                      p -> new ArrayList<>())
+                  .add(r));
+      int total = 0;
       for (int p = 0; p < PARAMS.partitions(); p++) {
+        List<ReplicaRecord> scanned = new ArrayList<>();
         try (RecordStore.PartitionScan scan = s.scan(p, null)) {
-          RecordReader.Scan sc = (RecordReader.Scan) scan;
-          assertThat(sc.fillsCache()).as("nothing read yet").isTrue();
-          List<ReplicaRecord> chunk;
-          while (!(chunk = scan.next(1000, 64L << 20)).isEmpty()) {
-            records += chunk.size();
-          }
-          assertThat(sc.fillsCache()).as("partition %d, mean above 1 KiB", p).isFalse();
-        }
-      }
-      assertThat(records).isEqualTo(800);
-    }
-    try (ReplicaStore s =
-        ReplicaStore.open(Fixtures.options(dir.resolve("small"), "node-b", PARAMS, ms).build())) {
-      for (int k = 0; k < 400; k++) {
-        s.put(bytes("small-" + k), new byte[100]);
-      }
-      for (int p = 0; p < PARAMS.partitions(); p++) {
-        try (RecordStore.PartitionScan scan = s.scan(p, null)) {
-          while (!scan.next(1000, 64L << 20).isEmpty()) {
-            assertThat(((RecordReader.Scan) scan).fillsCache()).isTrue();
+          // Written after the scan opened: not in it.
+          s.put(bytes("late-" + p), bytes("late"));
+          List<ReplicaRecord> batch;
+          while (!(batch = scan.next(25, 8_000)).isEmpty()) {
+            assertThat(batch.size()).isLessThanOrEqualTo(25);
+            long bytes = batch.stream().mapToLong(r -> r.key().length + r.value().length).sum();
+            ReplicaRecord lastRecord = batch.get(batch.size() - 1);
+            long last = (long) lastRecord.key().length + lastRecord.value().length;
+            assertThat(bytes - last)
+                .as("only the last record passes the byte limit")
+                .isLessThan(8_000);
+            scanned.addAll(batch);
           }
         }
+        List<ReplicaRecord> want = expected.getOrDefault(p, List.of());
+        assertThat(want).as("partition %d holds records", p).isNotEmpty();
+        assertThat(scanned).as("partition %d", p).containsExactlyElementsOf(want);
+        for (int i = 1; i < scanned.size(); i++) {
+          assertThat(Arrays.compareUnsigned(scanned.get(i - 1).key(), scanned.get(i).key()))
+              .as("key order in partition %d", p)
+              .isNegative();
+        }
+        total += scanned.size();
       }
+      assertThat(total).isEqualTo(600);
     }
   }
 
@@ -309,8 +328,8 @@ class ReplicaStoreTest {
     }
     rawUpdate(
         dir,
-        "records",
-        bytes("bad"),
+        "records_by_partition",
+        row(bytes("bad")),
         v -> {
           v[RecordCodec.HEADER + 2] ^= 0x01; // one bit of the value
           return v;
@@ -332,8 +351,8 @@ class ReplicaStoreTest {
     }
     rawUpdate(
         dir,
-        "records",
-        bytes("good"),
+        "records_by_partition",
+        row(bytes("good")),
         v -> {
           v[0] = 7;
           return v;
@@ -342,6 +361,53 @@ class ReplicaStoreTest {
       assertThatThrownBy(() -> s.get(bytes("good")))
           .hasMessageContaining("unknown record format 0x07 (this build reads 0x01)");
     }
+  }
+
+  /** A record row under a partition its key does not hash to is corrupt, never served. */
+  @Test
+  void aRecordFiledUnderAnotherPartitionIsCorrupt() throws Exception {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore s = open(ms)) {
+      s.put(bytes("moved"), bytes("value"));
+    }
+    byte[] row = row(bytes("moved"));
+    byte[] elsewhere = row.clone();
+    elsewhere[1] = (byte) ((RecordKeys.partition(row) + 1) % PARAMS.partitions());
+    withRawDb(
+        dir,
+        (db, names, handles) -> {
+          ColumnFamilyHandle records =
+              handles.get(names.indexOf(findName(names, "records_by_partition")));
+          db.put(records, elsewhere, db.get(records, row));
+          db.delete(records, row);
+        });
+    try (ReplicaStore s = open(ms)) {
+      assertThatThrownBy(() -> s.forEachRecord(r -> {}))
+          .isInstanceOf(StoreException.Corrupt.class)
+          .hasMessageContaining(
+              "record for key 0x6d6f766564 is stored under partition "
+                  + RecordKeys.partition(elsewhere)
+                  + " but its key hashes to partition "
+                  + RecordKeys.partition(row));
+      assertThat(s.get(bytes("moved"))).isEmpty();
+      SelfCheck check = s.selfCheck();
+      assertThat(check.ok()).isFalse();
+      assertThat(check.corruptRecords()).isEqualTo(1);
+      assertThat(check.problems()).anyMatch(p -> p.contains("has no record"));
+    }
+  }
+
+  /** The row of {@code key} in the records column family under {@link #PARAMS}. */
+  static byte[] row(byte[] key) {
+    return RecordKeys.of(
+        HashSpec.partition(PARAMS.spec().keyHash(key), PARAMS.partitionsLog2()), key);
+  }
+
+  static byte[] findName(List<byte[]> names, String name) {
+    return names.stream()
+        .filter(n -> new String(n, java.nio.charset.StandardCharsets.UTF_8).equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no column family " + name));
   }
 
   @Test

@@ -1,17 +1,19 @@
 package dev.reconcile.agent.store;
 
+import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Slice;
 import org.rocksdb.Snapshot;
 
 /**
- * The native handles of a read of one partition's digest-index rows at one snapshot: the snapshot,
- * read options bounded to the partition's rows, and an iterator over them. The owners (a partition
- * scan, an element cursor) guard it against use after release and against the store's close; {@link
- * #release} frees every handle once.
+ * The native handles of a read of one partition's rows at one snapshot, in the digest index or the
+ * records (both lead their row keys with the partition, {@link DigestKeys}, {@link RecordKeys}):
+ * the snapshot, read options bounded to the partition's rows, and an iterator over them. The owners
+ * (a partition scan, an element cursor) guard it against use after release and against the store's
+ * close; {@link #release} frees every handle once.
  */
-final class PartitionIndexRange {
+final class PartitionRange {
   final Snapshot snapshot;
   final RocksIterator iterator;
   private final StoreDb s;
@@ -19,8 +21,11 @@ final class PartitionIndexRange {
   private final Slice lower;
   private final Slice upper;
 
-  /** Opens the range; {@code fillCache} is the iterator's block-cache policy. */
-  PartitionIndexRange(StoreDb s, int partition, boolean fillCache) {
+  /**
+   * Opens the range of {@code partition} in {@code family} ({@code s.digests} or {@code
+   * s.records}); {@code fillCache} is the iterator's block-cache policy.
+   */
+  PartitionRange(StoreDb s, ColumnFamilyHandle family, int partition, boolean fillCache) {
     this.s = s;
     snapshot = s.db.getSnapshot();
     options = DigestKeys.scanOptions().setSnapshot(snapshot).setFillCache(fillCache);
@@ -30,7 +35,7 @@ final class PartitionIndexRange {
     if (upper != null) {
       options.setIterateUpperBound(upper);
     }
-    iterator = s.db.newIterator(s.digests, options);
+    iterator = s.db.newIterator(family, options);
   }
 
   /** Frees the iterator, options, bounds and snapshot; the owner calls it exactly once. */
