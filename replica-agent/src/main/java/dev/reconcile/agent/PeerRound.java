@@ -173,19 +173,32 @@ final class PeerRound {
     try {
       worker.execute(
           () -> {
-            Drained d;
             try {
               if (input != null) {
                 input.run();
               }
+            } catch (RuntimeException | Error ex) {
+              if (session.failure().isEmpty()) {
+                internalError(ex);
+                return;
+              }
+              // The session failed and then releasing what it held threw: it has still ended
+              // its own way (failure recorded, last words queued), which is what the round
+              // reports; the release error is logged.
+              LOG.error(
+                  "round with {}: releasing after the session failed ({}) threw",
+                  peerLabel,
+                  session.failure().get().message(),
+                  ex);
+            }
+            Drained d;
+            try {
               d = drain(budget);
             } catch (RuntimeException | Error ex) {
-              LOG.error("round with {}: internal error", peerLabel, ex);
-              context.runOnContext(v -> fail("internal error: " + ex));
+              internalError(ex);
               return;
             }
-            Drained out = d;
-            context.runOnContext(v -> afterStep(out));
+            context.runOnContext(v -> afterStep(d));
           });
     } catch (RejectedExecutionException ex) {
       pendingSteps--; // the round already ended
@@ -297,6 +310,12 @@ final class PeerRound {
             step(null);
           }
         });
+  }
+
+  /** A step threw with the session not failed: a bug or a store failure; ends the round. */
+  private void internalError(Throwable ex) {
+    LOG.error("round with {}: internal error", peerLabel, ex);
+    context.runOnContext(v -> fail("internal error: " + ex));
   }
 
   private void onClosed(String reason) {

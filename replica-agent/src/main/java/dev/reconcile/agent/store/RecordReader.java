@@ -239,6 +239,12 @@ final class RecordReader {
       } finally {
         s.lifecycle.readLock().unlock();
       }
+      try {
+        s.faultInjector.afterScanClose(partition, exhausted);
+      } catch (RocksDBException e) {
+        throw new StoreException(
+            "closing the scan of partition " + partition + " failed: " + e.getMessage(), e);
+      }
     }
 
     synchronized void release() {

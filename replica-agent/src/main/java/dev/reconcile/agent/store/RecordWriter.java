@@ -43,7 +43,6 @@ final class RecordWriter {
   private final LongAdder localWrites = new LongAdder();
   private final LongAdder appliedRecords = new LongAdder();
   private final LongAdder purgedTombstones = new LongAdder();
-  private volatile FaultInjector faultInjector = FaultInjector.NONE;
 
   RecordWriter(StoreDb s, StoreSketches sketches, HybridClock clock, long origin) {
     this.s = s;
@@ -61,10 +60,6 @@ final class RecordWriter {
   StoreStats stats() {
     return sketches.stats(
         recordCount.get(), localWrites.sum(), appliedRecords.sum(), purgedTombstones.sum());
-  }
-
-  void faultInjector(FaultInjector f) {
-    faultInjector = f == null ? FaultInjector.NONE : f;
   }
 
   // ---------------------------------------------------------------------------------- local writes
@@ -328,7 +323,7 @@ final class RecordWriter {
   private void commit(int records) {
     try {
       s.hooks.beforeCommit();
-      faultInjector.beforeWrite(records);
+      s.faultInjector.beforeWrite(records);
       s.db.write(s.writeOptions, batch);
     } catch (RocksDBException e) {
       throw new StoreException(

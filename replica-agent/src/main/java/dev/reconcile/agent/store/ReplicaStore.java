@@ -196,7 +196,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
 
   /** Installs a test-only fault injector (null removes it); see {@link FaultInjector}. */
   public void faultInjector(FaultInjector f) {
-    writer.faultInjector(f);
+    s.faultInjector = f == null ? FaultInjector.NONE : f;
   }
 
   // ----------------------------------------------------------------------------------------- reads

@@ -78,6 +78,11 @@ final class StoreDb {
    */
   final ReentrantLock writer = new ReentrantLock(true);
 
+  /**
+   * Test-only faults ({@link ReplicaStore#faultInjector}); {@link FaultInjector#NONE} otherwise.
+   */
+  volatile FaultInjector faultInjector = FaultInjector.NONE;
+
   private final List<AutoCloseable> natives;
   private volatile boolean closed;
 

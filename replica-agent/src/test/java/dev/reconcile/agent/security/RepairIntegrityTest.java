@@ -12,6 +12,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
+import dev.reconcile.agent.store.FaultInjector;
 import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.NodeIds;
 import dev.reconcile.core.HashSpec;
@@ -224,6 +225,59 @@ class RepairIntegrityTest {
       assertThat(b.store().recordCount()).isEqualTo(written.get());
       assertThat(contents(b.store())).hasSize((int) written.get());
       assertThat(b.store().selfCheck().ok()).isTrue();
+      b.store().faultInjector(null);
+      RoundReport again = repair(a, b);
+      assertThat(again.ok).as(again.error).isTrue();
+      assertConverged(a, b);
+    }
+  }
+
+  /**
+   * The sender's session fails (the receiver could not apply a batch) while bulk scans are open,
+   * and closing them throws: the round still reports the session's failure, not the release error,
+   * every scan is closed, and the next round completes.
+   */
+  @Test
+  void aScanCloseThatThrowsAfterTheSessionFailedLeavesTheSessionsReport() throws Exception {
+    try (Agents c = new Agents(dir)) {
+      // Batches of 4 KiB and a window of 8 of them: far less than the 90 KB a sends, so bulk scans
+      // are still open when b's failure comes back.
+      ReplicaAgent a = c.start("a", Map.of("batch-records", "100", "batch-bytes", "4KiB"));
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 2000, 40);
+      AtomicInteger calls = new AtomicInteger();
+      b.store()
+          .faultInjector(
+              n -> {
+                if (calls.incrementAndGet() == 2) {
+                  throw new RocksDBException("injected: No space left on device");
+                }
+              });
+      AtomicInteger unfinishedCloses = new AtomicInteger();
+      a.store()
+          .faultInjector(
+              new FaultInjector() {
+                @Override
+                public void beforeWrite(int records) {}
+
+                @Override
+                public void afterScanClose(int partition, boolean finished)
+                    throws RocksDBException {
+                  if (!finished) {
+                    unfinishedCloses.incrementAndGet();
+                    throw new RocksDBException("injected: close of partition " + partition);
+                  }
+                }
+              });
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).isFalse();
+      assertThat(r.error)
+          .contains("could not apply batch")
+          .contains("No space left on device")
+          .doesNotContain("internal error")
+          .doesNotContain("injected: close");
+      assertThat(unfinishedCloses.get()).as("scans closed before their end").isPositive();
+      a.store().faultInjector(null);
       b.store().faultInjector(null);
       RoundReport again = repair(a, b);
       assertThat(again.ok).as(again.error).isTrue();
