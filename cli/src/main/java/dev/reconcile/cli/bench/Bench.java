@@ -168,6 +168,9 @@ public final class Bench {
       }
       files.add(c.out().resolve("catchup-trials.csv"));
       files.add(c.out().resolve("catchup-summary.csv"));
+      Path f = c.out().resolve("catchup-vs-target.png");
+      Plots.catchup(catchup, f);
+      files.add(f);
     }
     return new Result(protocol, latency, stream, diff, catchup, files);
   }

@@ -71,6 +71,13 @@ public final class CatchupBench {
       Map<String, String> agentSettings,
       long seed) {}
 
+  /** The targets of the catch-up (round) and of the stream phase, for the plot. */
+  static final double ROUND_RECORDS_PER_S_TARGET = 200_000;
+
+  static final double STREAM_RECORDS_PER_S_TARGET = 300_000;
+  static final double ROUND_MB_PER_S_TARGET = 400;
+  static final double STREAM_MB_PER_S_TARGET = 500;
+
   /** Medians over the trials. */
   public record Summary(
       int records,

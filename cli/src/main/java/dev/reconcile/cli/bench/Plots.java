@@ -12,6 +12,7 @@ import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.internal.chartpart.Chart;
 import org.knowm.xchart.style.Styler.LegendPosition;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
@@ -161,11 +162,41 @@ final class Plots {
       }
       c.addSeries(name.toString(), datasets, ys);
     }
-    try {
-      BitmapEncoder.saveBitmap(c, file.toString().replaceAll("\\.png$", ""), BitmapFormat.PNG);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+    save(c, file);
+  }
+
+  /**
+   * Each catch-up case's medians over the issue's targets (1.0 = met): records/s for small values
+   * (200 000 for the round, 300 000 for the stream phase), MB/s for large ones (400 and 500).
+   */
+  static void catchup(List<CatchupBench.Summary> all, Path file) {
+    CategoryChart c =
+        new CategoryChartBuilder()
+            .width(900)
+            .height(640)
+            .title("Catch-up of an empty replica, separate agent processes: median / target")
+            .xAxisTitle("records x value size (target: records/s up to 1 KiB, MB/s above)")
+            .yAxisTitle("median / target (1.0 = target met)")
+            .build();
+    c.getStyler().setLegendPosition(LegendPosition.OutsideS);
+    List<String> cases =
+        all.stream().map(s -> String.format("%,d x %,d B", s.records(), s.valueBytes())).toList();
+    List<Double> round = new java.util.ArrayList<>();
+    List<Double> stream = new java.util.ArrayList<>();
+    for (CatchupBench.Summary s : all) {
+      boolean small = s.valueBytes() <= 1024;
+      round.add(
+          small
+              ? s.recordsPerSecondMedian() / CatchupBench.ROUND_RECORDS_PER_S_TARGET
+              : s.megabytesPerSecondMedian() / CatchupBench.ROUND_MB_PER_S_TARGET);
+      stream.add(
+          small
+              ? s.streamRecordsPerSecondMedian() / CatchupBench.STREAM_RECORDS_PER_S_TARGET
+              : s.streamMegabytesPerSecondMedian() / CatchupBench.STREAM_MB_PER_S_TARGET);
     }
+    c.addSeries("whole round (POST /repair)", cases, round);
+    c.addSeries("stream phase (round minus session)", cases, stream);
+    save(c, file);
   }
 
   private static void addFlat(
@@ -199,7 +230,7 @@ final class Plots {
     return c;
   }
 
-  private static void save(XYChart c, Path file) {
+  private static void save(Chart<?, ?> c, Path file) {
     try {
       BitmapEncoder.saveBitmap(c, file.toString().replaceAll("\\.png$", ""), BitmapFormat.PNG);
     } catch (IOException e) {
