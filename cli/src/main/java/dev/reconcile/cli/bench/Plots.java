@@ -194,6 +194,16 @@ final class Plots {
               ? s.streamRecordsPerSecondMedian() / CatchupBench.STREAM_RECORDS_PER_S_TARGET
               : s.streamMegabytesPerSecondMedian() / CatchupBench.STREAM_MB_PER_S_TARGET);
     }
+    // The scale always reaches the target, so that the distance to it shows.
+    c.getStyler()
+        .setYAxisMin(0.0)
+        .setYAxisMax(
+            Math.max(
+                1.0,
+                java.util.stream.Stream.concat(round.stream(), stream.stream())
+                    .mapToDouble(Double::doubleValue)
+                    .max()
+                    .orElse(1.0)));
     c.addSeries("whole round (POST /repair)", cases, round);
     c.addSeries("stream phase (round minus session)", cases, stream);
     save(c, file);
