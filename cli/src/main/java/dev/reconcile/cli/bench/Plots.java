@@ -130,14 +130,10 @@ final class Plots {
    */
   static void diff(List<DiffBench.Summary> all, Path file) {
     CategoryChart c =
-        new CategoryChartBuilder()
-            .width(900)
-            .height(640)
-            .title("One-shot diff of two files: median wall time (real processes)")
-            .xAxisTitle("dataset (lines per side)")
-            .yAxisTitle("seconds")
-            .build();
-    c.getStyler().setLegendPosition(LegendPosition.OutsideS);
+        categoryChart(
+            "One-shot diff of two files: median wall time (real processes)",
+            "dataset (lines per side)",
+            "seconds");
     List<String> datasets =
         all.stream()
             .map(s -> s.dataset() + " (" + String.format("%,d", s.lines()) + ")")
@@ -171,14 +167,10 @@ final class Plots {
    */
   static void catchup(List<CatchupBench.Summary> all, Path file) {
     CategoryChart c =
-        new CategoryChartBuilder()
-            .width(900)
-            .height(640)
-            .title("Catch-up of an empty replica, separate agent processes: median / target")
-            .xAxisTitle("records x value size (target: records/s up to 1 KiB, MB/s above)")
-            .yAxisTitle("median / target (1.0 = target met)")
-            .build();
-    c.getStyler().setLegendPosition(LegendPosition.OutsideS);
+        categoryChart(
+            "Catch-up of an empty replica, separate agent processes: median / target",
+            "records x value size (target: records/s up to 1 KiB, MB/s above)",
+            "median / target (1.0 = target met)");
     List<String> cases =
         all.stream().map(s -> String.format("%,d x %,d B", s.records(), s.valueBytes())).toList();
     List<Double> round = new java.util.ArrayList<>();
@@ -237,6 +229,19 @@ final class Plots {
             .yAxisTitle(y)
             .build();
     c.getStyler().setLegendPosition(LegendPosition.OutsideS).setMarkerSize(7);
+    return c;
+  }
+
+  private static CategoryChart categoryChart(String title, String x, String y) {
+    CategoryChart c =
+        new CategoryChartBuilder()
+            .width(900)
+            .height(640)
+            .title(title)
+            .xAxisTitle(x)
+            .yAxisTitle(y)
+            .build();
+    c.getStyler().setLegendPosition(LegendPosition.OutsideS);
     return c;
   }
 
