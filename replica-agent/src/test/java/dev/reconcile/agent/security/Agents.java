@@ -58,6 +58,24 @@ final class Agents implements AutoCloseable {
         .get(60, TimeUnit.SECONDS);
   }
 
+  /**
+   * A round after a disturbed one: the peer may still be ending its side of that round (the
+   * initiator's report comes before the peer has read the last frames, through a proxy even later),
+   * and refuses a new round as busy meanwhile. Retries such refusals for up to 10 s; any other
+   * outcome is returned as it is.
+   */
+  static RoundReport repairOnceIdle(ReplicaAgent from, ReplicaAgent to) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (true) {
+      RoundReport r = repair(from, to);
+      boolean busy = !r.ok && r.error != null && r.error.startsWith("peer refused (BUSY)");
+      if (!busy || System.nanoTime() > deadline) {
+        return r;
+      }
+      Thread.sleep(50);
+    }
+  }
+
   static byte[] b(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }

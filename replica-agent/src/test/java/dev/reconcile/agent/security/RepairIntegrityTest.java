@@ -5,6 +5,7 @@ import static dev.reconcile.agent.security.Agents.b;
 import static dev.reconcile.agent.security.Agents.contents;
 import static dev.reconcile.agent.security.Agents.load;
 import static dev.reconcile.agent.security.Agents.repair;
+import static dev.reconcile.agent.security.Agents.repairOnceIdle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
@@ -140,7 +141,7 @@ class RepairIntegrityTest {
       contents(b.store()).forEach((k, v) -> assertThat(truth.get(k)).as(k).isEqualTo(v));
       assertThat(b.store().selfCheck().ok()).isTrue();
       // The next clean round completes.
-      RoundReport again = repair(a, b);
+      RoundReport again = repairOnceIdle(a, b);
       assertThat(again.ok).as(again.error).isTrue();
       assertConverged(a, b);
     }
@@ -188,7 +189,7 @@ class RepairIntegrityTest {
                         .isEqualTo(v));
         assertThat(x.store().selfCheck().ok()).as("seed %d", seed).isTrue();
       }
-      RoundReport clean = repair(a, b);
+      RoundReport clean = repairOnceIdle(a, b);
       assertThat(clean.ok).as("seed %d: %s", seed, clean.error).isTrue();
       assertConverged(a, b);
       assertThat(contents(a.store())).isEqualTo(union);
@@ -226,7 +227,7 @@ class RepairIntegrityTest {
       assertThat(contents(b.store())).hasSize((int) written.get());
       assertThat(b.store().selfCheck().ok()).isTrue();
       b.store().faultInjector(null);
-      RoundReport again = repair(a, b);
+      RoundReport again = repairOnceIdle(a, b);
       assertThat(again.ok).as(again.error).isTrue();
       assertConverged(a, b);
     }
@@ -279,7 +280,7 @@ class RepairIntegrityTest {
       assertThat(unfinishedCloses.get()).as("scans closed before their end").isPositive();
       a.store().faultInjector(null);
       b.store().faultInjector(null);
-      RoundReport again = repair(a, b);
+      RoundReport again = repairOnceIdle(a, b);
       assertThat(again.ok).as(again.error).isTrue();
       assertConverged(a, b);
     }
