@@ -78,8 +78,8 @@ class ReplicaStoreTest {
       for (int p = 0; p < PARAMS.partitions(); p++) {
         List<ReplicaRecord> scanned = new ArrayList<>();
         try (RecordStore.PartitionScan scan = s.scan(p, null)) {
-          // Written after the scan opened: not in it.
-          s.put(bytes("late-" + p), bytes("late"));
+          // Written into this partition after the scan opened: not in it.
+          s.put(keyIn(p, "late-" + p + "-"), bytes("late"));
           List<ReplicaRecord> batch;
           while (!(batch = scan.next(25, 8_000)).isEmpty()) {
             assertThat(batch.size()).isLessThanOrEqualTo(25);
@@ -394,6 +394,16 @@ class ReplicaStoreTest {
       assertThat(check.ok()).isFalse();
       assertThat(check.corruptRecords()).isEqualTo(1);
       assertThat(check.problems()).anyMatch(p -> p.contains("has no record"));
+    }
+  }
+
+  /** The first key {@code prefix + i} that falls in {@code partition} under {@link #PARAMS}. */
+  static byte[] keyIn(int partition, String prefix) {
+    for (int i = 0; ; i++) {
+      byte[] k = bytes(prefix + i);
+      if (HashSpec.partition(PARAMS.spec().keyHash(k), PARAMS.partitionsLog2()) == partition) {
+        return k;
+      }
     }
   }
 
