@@ -158,12 +158,7 @@ final class StoreDb {
       List<byte[]> existing = columnFamilies(natives, dir);
       if (contains(existing, RECORDS_V1)) {
         if (options.readOnly() && !contains(existing, RECORDS)) {
-          throw new StoreException(
-              "store at "
-                  + dir
-                  + " has store format 1, which a read-only open cannot migrate: open it"
-                  + " writable once (an agent start does) to migrate it to format "
-                  + ReplicaStore.STORE_FORMAT);
+          throw StoreFormatMigration.readOnlyRefusal(dir);
         }
         descriptors.add(new ColumnFamilyDescriptor(RECORDS_V1, recordOptions));
       }

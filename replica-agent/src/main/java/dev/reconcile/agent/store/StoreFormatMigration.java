@@ -1,5 +1,6 @@
 package dev.reconcile.agent.store;
 
+import java.nio.file.Path;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
@@ -31,6 +32,19 @@ final class StoreFormatMigration {
   static final long BATCH_BYTES = 8L << 20;
 
   private StoreFormatMigration() {}
+
+  /**
+   * The refusal of a read-only open of a format-1 store (whether its migration has not started or
+   * was interrupted): it cannot be migrated without writing.
+   */
+  static StoreException readOnlyRefusal(Path dir) {
+    return new StoreException(
+        "store at "
+            + dir
+            + " has store format 1, which a read-only open cannot migrate: open it writable once"
+            + " (an agent start does) to migrate it to format "
+            + ReplicaStore.STORE_FORMAT);
+  }
 
   /** Moves every format-1 record into the format-2 column family, then drops the old one. */
   static void fromFormat1(StoreDb s) throws RocksDBException {

@@ -129,12 +129,7 @@ final class StoreMeta {
       // After the pinned parameters are checked: the migration files each record under the
       // partition its key hashes to with them.
       if (storedFormat == 1 && options.readOnly()) {
-        throw new StoreException(
-            "store at "
-                + dir
-                + " has store format 1, which a read-only open cannot migrate: open it writable"
-                + " once (an agent start does) to migrate it to format "
-                + ReplicaStore.STORE_FORMAT);
+        throw StoreFormatMigration.readOnlyRefusal(dir);
       } else if (storedFormat == 1) {
         StoreFormatMigration.fromFormat1(s);
         s.db.put(s.meta, s.writeOptions, FORMAT, intBytes(ReplicaStore.STORE_FORMAT));
