@@ -69,6 +69,16 @@ public class StoreBenchmark {
         .nodeId("bench");
   }
 
+  /** A 16-byte key, big-endian {@code i} twice: increasing in {@code i}, byte for byte. */
+  static byte[] ascendingKey(long i) {
+    byte[] k = new byte[16];
+    for (int j = 0; j < 8; j++) {
+      k[j] = (byte) (i >>> (56 - 8 * j));
+      k[8 + j] = k[j];
+    }
+    return k;
+  }
+
   static byte[] key(long i) {
     byte[] k = new byte[16];
     long x = i * 0x9E37_79B9_7F4A_7C15L; // spread the keys over the key space
@@ -239,11 +249,18 @@ public class StoreBenchmark {
     return neu;
   }
 
-  /** Repair batches of 1000 new 100-byte records. */
+  /**
+   * Repair batches of 1000 new 100-byte records: keys spread over the key space ({@code SPREAD}, a
+   * repair of scattered differences) or in increasing order ({@code ASCENDING}, what a catch-up's
+   * range scan sends: each partition's rows arrive in order).
+   */
   @State(Scope.Benchmark)
   public static class Applies {
     @Param({"4"})
     public int partitionsLog2;
+
+    @Param({"SPREAD", "ASCENDING"})
+    public String keyOrder;
 
     @Param({"15"})
     public int maxLog2;
@@ -264,7 +281,8 @@ public class StoreBenchmark {
       List<ReplicaRecord> b = new ArrayList<>(1000);
       for (int i = 0; i < 1000; i++) {
         long n = next++;
-        b.add(ReplicaRecord.of(key(n), value, HybridClock.version(1_700_000_000_000L + n, 0), 77));
+        byte[] k = keyOrder.equals("ASCENDING") ? ascendingKey(n) : key(n);
+        b.add(ReplicaRecord.of(k, value, HybridClock.version(1_700_000_000_000L + n, 0), 77));
       }
       return b;
     }

@@ -249,6 +249,14 @@ final class BenchCommand implements Callable<Integer> {
   Path catchupJfr;
 
   @Option(
+      names = "--catchup-jfr-settings",
+      paramLabel = "SETTINGS",
+      description =
+          "JFR settings of --catchup-jfr: a name (profile, default) or a .jfc file, for example"
+              + " one with 1 ms method sampling (default: ${DEFAULT-VALUE})")
+  String catchupJfrSettings = "profile";
+
+  @Option(
       names = "--catchup-jvm-option",
       paramLabel = "OPTION",
       description = "extra JVM option for the catch-up agent processes (repeatable)")
@@ -423,6 +431,7 @@ final class BenchCommand implements Callable<Integer> {
             jar,
             work,
             catchupJfr,
+            catchupJfrSettings,
             catchupJvmOptions,
             sets,
             seed));
@@ -435,6 +444,7 @@ final class BenchCommand implements Callable<Integer> {
               jar,
               work,
               catchupJfr,
+              catchupJfrSettings,
               catchupJvmOptions,
               sets,
               seed + 1));

@@ -43,8 +43,9 @@ import java.util.regex.Pattern;
  * then (agents stopped) a full scan of the new replica compared record by record (key, value,
  * version, origin, tombstone) with the source, and the record counts equal.
  *
- * <p>With {@code jfrDir} set each agent runs with {@code -XX:StartFlightRecording} (profile
- * settings) and leaves {@code ROLE-VALUEBYTES-tTRIAL.jfr} there.
+ * <p>With {@code jfrDir} set each agent runs with {@code -XX:StartFlightRecording} (settings {@code
+ * jfrSettings}: a name such as {@code profile} or a {@code .jfc} file) and leaves {@code
+ * ROLE-VALUEBYTES-tTRIAL.jfr} there.
  */
 public final class CatchupBench {
   private static final Pattern LISTENING =
@@ -67,6 +68,7 @@ public final class CatchupBench {
       Path jar,
       Path work,
       Path jfrDir,
+      String jfrSettings,
       List<String> jvmOptions,
       Map<String, String> agentSettings,
       long seed) {}
@@ -325,7 +327,11 @@ public final class CatchupBench {
       if (c.jfrDir() != null) {
         Files.createDirectories(c.jfrDir());
         Path f = c.jfrDir().resolve(role + "-" + c.valueBytes() + "-t" + trial + ".jfr");
-        cmd.add("-XX:StartFlightRecording=settings=profile,filename=" + f.toAbsolutePath());
+        cmd.add(
+            "-XX:StartFlightRecording=settings="
+                + c.jfrSettings()
+                + ",filename="
+                + f.toAbsolutePath());
       }
       cmd.addAll(List.of("-jar", c.jar().toString(), "agent"));
       for (Map.Entry<String, String> e : settings(c, role, data).entrySet()) {
