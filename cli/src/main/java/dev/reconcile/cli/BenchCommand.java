@@ -1,5 +1,6 @@
 package dev.reconcile.cli;
 
+import dev.reconcile.cli.bench.ApplyBench;
 import dev.reconcile.cli.bench.Bench;
 import dev.reconcile.cli.bench.CatchupBench;
 import dev.reconcile.cli.bench.DiffBench;
@@ -10,6 +11,7 @@ import dev.reconcile.cli.replay.ProcessCluster;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -38,7 +40,7 @@ import picocli.CommandLine.Spec;
     })
 final class BenchCommand implements Callable<Integer> {
   private static final Set<String> EXPERIMENTS =
-      Set.of("protocol", "latency", "stream", "diff", "gossip", "socket", "catchup");
+      Set.of("protocol", "latency", "stream", "diff", "gossip", "socket", "catchup", "apply");
 
   @Spec CommandSpec spec;
 
@@ -78,7 +80,9 @@ final class BenchCommand implements Callable<Integer> {
       description =
           "any of protocol, latency, stream, diff (runs the shaded jar), gossip (the cluster-mode"
               + " simulation), socket (protocol bytes between two agents through a byte-counting"
-              + " proxy); diff, gossip and socket are not in the default (default: ${DEFAULT-VALUE})")
+              + " proxy), catchup (cold agent processes), apply (the catch-up's records written in"
+              + " one JVM: RocksDB, SST, store); diff, gossip, socket, catchup and apply are not"
+              + " in the default (default: ${DEFAULT-VALUE})")
   List<String> experiments = List.of("protocol", "latency", "stream");
 
   @Option(
@@ -243,6 +247,12 @@ final class BenchCommand implements Callable<Integer> {
   int catchupTrials = 3;
 
   @Option(
+      names = "--apply-trials",
+      description =
+          "apply: timed trials per mode and case, after one untimed run (default: ${DEFAULT-VALUE})")
+  int applyTrials = 5;
+
+  @Option(
       names = "--catchup-jfr",
       paramLabel = "DIR",
       description = "record a JFR profile of every catch-up agent process into DIR")
@@ -322,7 +332,8 @@ final class BenchCommand implements Callable<Integer> {
         throw new CliException(
             "bench: unknown experiment '"
                 + e
-                + "' (expected protocol, latency, stream, diff, gossip, socket or catchup)");
+                + "' (expected protocol, latency, stream, diff, gossip, socket, catchup or"
+                + " apply)");
       }
     }
     long[] n = positive("--n", ns);
@@ -347,6 +358,14 @@ final class BenchCommand implements Callable<Integer> {
       throw new CliException("bench: --n above 50 000 000 is not supported in memory");
     }
     long t0 = System.nanoTime();
+    if (ex.remove("apply")) {
+      apply(out, err);
+      if (ex.isEmpty()) {
+        out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
+        out.flush();
+        return 0;
+      }
+    }
     if (ex.remove("gossip")) {
       gossip(out, err);
       if (ex.isEmpty()) {
@@ -493,6 +512,64 @@ final class BenchCommand implements Callable<Integer> {
       }
     }
     return new DiffBench.Config(sets, diffFraction, diffTrials, seed, jar, launcher, work, outDir);
+  }
+
+  /**
+   * The apply ceiling ({@link ApplyBench}): the catch-up's two cases (--catchup-records x
+   * --catchup-value-bytes, --catchup-large-records x --catchup-large-value-bytes) written in this
+   * JVM by plain RocksDB, an SST file, and the store with and without sketches.
+   */
+  private void apply(PrintWriter out, PrintWriter err) throws Exception {
+    if (applyTrials < 1 || catchupRecords < 1 || catchupLargeRecords < 0) {
+      throw new CliException("bench: --apply-trials and --catchup-records must be >= 1");
+    }
+    Files.createDirectories(outDir);
+    Path work = outDir.resolve("apply-work");
+    if (Files.exists(work) && !isEmptyDir(work)) {
+      throw new CliException("bench: scratch folder " + work + " exists and is not empty");
+    }
+    List<ApplyBench.Config> configs = new ArrayList<>();
+    int[][] cases = {
+      {catchupRecords, catchupValueBytes}, {catchupLargeRecords, catchupLargeValueBytes}
+    };
+    for (int[] k : cases) {
+      if (k[0] > 0) {
+        // As many records as the sender's bulk batch holds: 16 000, or 1 MiB of them.
+        int batch = (int) Math.max(1, Math.min(16_000, (1L << 20) / (k[1] + 40L)));
+        configs.add(new ApplyBench.Config(k[0], k[1], batch, applyTrials, work, seed));
+      }
+    }
+    List<ApplyBench.Summary> all;
+    try {
+      all =
+          ApplyBench.runAll(
+              configs,
+              outDir,
+              line -> {
+                err.println("bench: " + line);
+                err.flush();
+              });
+    } finally {
+      if (isEmptyDir(work)) {
+        Files.deleteIfExists(work);
+      }
+    }
+    for (ApplyBench.Summary s : all) {
+      out.printf(
+          "apply %s %d records x %d B (one warm JVM, no network): median %.0f ms: %.0f records/s,"
+              + " %.1f MB/s; %d/%d trials with equal contents%n",
+          s.mode(),
+          s.records(),
+          s.valueBytes(),
+          s.millisMedian(),
+          s.recordsPerSecondMedian(),
+          s.megabytesPerSecondMedian(),
+          s.correctTrials(),
+          s.trials());
+    }
+    out.printf(
+        "wrote %s and %s%n",
+        outDir.resolve("apply-trials.csv"), outDir.resolve("apply-ceiling.png"));
   }
 
   private void gossip(PrintWriter out, PrintWriter err) throws java.io.IOException {

@@ -126,6 +126,38 @@ class BenchCommandTest {
   }
 
   @Test
+  void applyRunWritesEveryModeOfBothCasesWithEqualContents() throws Exception {
+    Path out = dir.resolve("apply-out");
+    Cli.Result r =
+        Cli.runProduction(
+            "bench",
+            "--experiments",
+            "apply",
+            "--apply-trials",
+            "1",
+            "--catchup-records",
+            "500",
+            "--catchup-large-records",
+            "6",
+            "--out",
+            out.toString());
+    assertThat(r.status()).as(r.err()).isZero();
+    List<Map<String, String>> rows = csv(out.resolve("apply-trials.csv"));
+    assertThat(rows).hasSize(8);
+    for (Map<String, String> row : rows) {
+      assertThat(row.get("correct")).as(row.toString()).isEqualTo("true");
+      assertThat(Double.parseDouble(row.get("records_per_s"))).isPositive();
+    }
+    assertThat(rows.stream().map(m -> m.get("mode")).distinct())
+        .containsExactlyInAnyOrder("rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store");
+    assertThat(rows.stream().map(m -> m.get("value_bytes")).distinct())
+        .containsExactlyInAnyOrder("100", "65536");
+    assertThat(csv(out.resolve("apply-summary.csv"))).hasSize(8);
+    assertThat(out.resolve("apply-ceiling.png")).isNotEmptyFile();
+    assertThat(out.resolve("apply-work")).doesNotExist();
+  }
+
+  @Test
   void badArgumentsAreOneLine() {
     Cli.Result r = Cli.runProduction("bench", "--d", "0", "--out", dir.toString());
     assertThat(r.status()).isEqualTo(2);

@@ -201,6 +201,46 @@ final class Plots {
     save(c, file);
   }
 
+  /**
+   * The apply ceiling: each mode's median over the catch-up's stream-phase target (records/s for
+   * small values, MB/s above 1 KiB), per case.
+   */
+  static void apply(List<ApplyBench.Summary> all, Path file) {
+    CategoryChart c =
+        categoryChart(
+            "Writing a catch-up's records, one warm JVM, no network: median / stream target",
+            "records x value size (target: 300 000 records/s up to 1 KiB, 500 MB/s above)",
+            "median / stream-phase target (1.0 = target)");
+    List<String> cases =
+        all.stream()
+            .map(s -> String.format("%,d x %,d B", s.records(), s.valueBytes()))
+            .distinct()
+            .toList();
+    double max = 1.0;
+    for (String mode : ApplyBench.MODES) {
+      List<Double> ys = new java.util.ArrayList<>();
+      for (String k : cases) {
+        ApplyBench.Summary s =
+            all.stream()
+                .filter(
+                    x ->
+                        x.mode().equals(mode)
+                            && String.format("%,d x %,d B", x.records(), x.valueBytes()).equals(k))
+                .findFirst()
+                .orElseThrow();
+        double y =
+            s.valueBytes() <= 1024
+                ? s.recordsPerSecondMedian() / CatchupBench.STREAM_RECORDS_PER_S_TARGET
+                : s.megabytesPerSecondMedian() / CatchupBench.STREAM_MB_PER_S_TARGET;
+        ys.add(y);
+        max = Math.max(max, y);
+      }
+      c.addSeries(mode, cases, ys);
+    }
+    c.getStyler().setYAxisMin(0.0).setYAxisMax(max);
+    save(c, file);
+  }
+
   private static void addFlat(
       XYChart c, List<ProtocolBench.Summary> all, long n, String name, double y) {
     double[] ds =
