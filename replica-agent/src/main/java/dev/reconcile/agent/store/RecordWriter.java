@@ -39,6 +39,7 @@ final class RecordWriter {
   private final HybridClock clock;
   private final long origin;
   private final WriteBatch batch; // reused under the writer lock
+  private final PartitionTails tails; // under the writer lock
   private final AtomicLong recordCount;
   private final LongAdder localWrites = new LongAdder();
   private final LongAdder appliedRecords = new LongAdder();
@@ -50,11 +51,22 @@ final class RecordWriter {
     this.clock = clock;
     this.origin = origin;
     this.batch = s.own(new WriteBatch());
+    this.tails = new PartitionTails(s, 1 << s.params.partitionsLog2());
     this.recordCount = new AtomicLong(sketches.rebuiltRecords());
   }
 
   long recordCount() {
     return recordCount.get();
+  }
+
+  /** Reads of a key's current record skipped because its row was above its partition's tail. */
+  long currentReadsSkipped() {
+    s.writer.lock();
+    try {
+      return tails.skipped();
+    } finally {
+      s.writer.unlock();
+    }
   }
 
   StoreStats stats() {
@@ -78,7 +90,7 @@ final class RecordWriter {
       s.writer.lock();
       try {
         byte[] row = RecordKeys.of(p, key);
-        Stored cur = decodeOrNull(key, s.db.get(s.records, row));
+        Stored cur = tails.above(p, row) ? null : decodeOrNull(key, s.db.get(s.records, row));
         long curElement = 0;
         if (cur != null) {
           clock.observe(cur.version);
@@ -94,6 +106,7 @@ final class RecordWriter {
         }
         batch.put(s.digests, DigestKeys.of(p, element, key), EMPTY);
         batch.put(s.meta, StoreMeta.CLOCK, longBytes(version));
+        tails.writing(p, row);
         commit(1);
         if (cur == null) {
           recordCount.incrementAndGet();
@@ -236,15 +249,25 @@ final class RecordWriter {
     }
   }
 
-  /** Fills each slot's current record (under the writer lock). */
+  /**
+   * Fills each slot's current record (under the writer lock). Rows above their partition's tail are
+   * absent without a read ({@link PartitionTails}): a catch-up's rows, in order, all are.
+   */
   private void readCurrent(List<Slot> slots) throws RocksDBException {
-    List<byte[]> rows = new ArrayList<>(slots.size());
+    List<Slot> toRead = new ArrayList<>();
+    List<byte[]> rows = new ArrayList<>();
     for (Slot slot : slots) {
-      rows.add(slot.row);
+      if (!tails.above(slot.partition, slot.row)) {
+        toRead.add(slot);
+        rows.add(slot.row);
+      }
+    }
+    if (rows.isEmpty()) {
+      return;
     }
     List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(rows.size(), s.records), rows);
-    for (int j = 0; j < slots.size(); j++) {
-      Slot slot = slots.get(j);
+    for (int j = 0; j < toRead.size(); j++) {
+      Slot slot = toRead.get(j);
       Stored cur = decodeOrNull(slot.key, current.get(j));
       if (cur != null) {
         slot.original = cur;
@@ -289,6 +312,7 @@ final class RecordWriter {
               slot.wValueHash,
               slot.winner.value());
       batch.put(s.records, slot.row, encoded);
+      tails.writing(slot.partition, slot.row);
       if (slot.original != null) {
         batch.delete(s.digests, DigestKeys.of(slot.partition, slot.originalElement, slot.key));
       }
