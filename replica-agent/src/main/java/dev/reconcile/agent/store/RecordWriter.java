@@ -39,7 +39,6 @@ final class RecordWriter {
   private final HybridClock clock;
   private final long origin;
   private final WriteBatch batch; // reused under the writer lock
-  private final PartitionTails tails; // under the writer lock
   private final AtomicLong recordCount;
   private final LongAdder localWrites = new LongAdder();
   private final LongAdder appliedRecords = new LongAdder();
@@ -51,22 +50,11 @@ final class RecordWriter {
     this.clock = clock;
     this.origin = origin;
     this.batch = s.own(new WriteBatch());
-    this.tails = new PartitionTails(s, 1 << s.params.partitionsLog2());
     this.recordCount = new AtomicLong(sketches.rebuiltRecords());
   }
 
   long recordCount() {
     return recordCount.get();
-  }
-
-  /** Reads of a key's current record skipped because its row was above its partition's tail. */
-  long currentReadsSkipped() {
-    s.writer.lock();
-    try {
-      return tails.skipped();
-    } finally {
-      s.writer.unlock();
-    }
   }
 
   StoreStats stats() {
@@ -90,7 +78,7 @@ final class RecordWriter {
       s.writer.lock();
       try {
         byte[] row = RecordKeys.of(p, key);
-        Stored cur = tails.above(p, row) ? null : decodeOrNull(key, s.db.get(s.records, row));
+        Stored cur = decodeOrNull(key, s.db.get(s.records, row));
         long curElement = 0;
         if (cur != null) {
           clock.observe(cur.version);
@@ -106,7 +94,6 @@ final class RecordWriter {
         }
         batch.put(s.digests, DigestKeys.of(p, element, key), EMPTY);
         batch.put(s.meta, StoreMeta.CLOCK, longBytes(version));
-        tails.writing(p, row);
         commit(1);
         if (cur == null) {
           recordCount.incrementAndGet();
@@ -249,25 +236,15 @@ final class RecordWriter {
     }
   }
 
-  /**
-   * Fills each slot's current record (under the writer lock). Rows above their partition's tail are
-   * absent without a read ({@link PartitionTails}): a catch-up's rows, in order, all are.
-   */
+  /** Fills each slot's current record (under the writer lock). */
   private void readCurrent(List<Slot> slots) throws RocksDBException {
-    List<Slot> toRead = new ArrayList<>();
-    List<byte[]> rows = new ArrayList<>();
+    List<byte[]> rows = new ArrayList<>(slots.size());
     for (Slot slot : slots) {
-      if (!tails.above(slot.partition, slot.row)) {
-        toRead.add(slot);
-        rows.add(slot.row);
-      }
-    }
-    if (rows.isEmpty()) {
-      return;
+      rows.add(slot.row);
     }
     List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(rows.size(), s.records), rows);
-    for (int j = 0; j < toRead.size(); j++) {
-      Slot slot = toRead.get(j);
+    for (int j = 0; j < slots.size(); j++) {
+      Slot slot = slots.get(j);
       Stored cur = decodeOrNull(slot.key, current.get(j));
       if (cur != null) {
         slot.original = cur;
@@ -312,7 +289,6 @@ final class RecordWriter {
               slot.wValueHash,
               slot.winner.value());
       batch.put(s.records, slot.row, encoded);
-      tails.writing(slot.partition, slot.row);
       if (slot.original != null) {
         batch.delete(s.digests, DigestKeys.of(slot.partition, slot.originalElement, slot.key));
       }

@@ -239,11 +239,6 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     return new long[] {sketches.upkeepApplied(), sketches.symbolUpdatesPending()};
   }
 
-  /** Reads of a current record the write path skipped ({@link PartitionTails}); for tests. */
-  long currentReadsSkipped() {
-    return writer.currentReadsSkipped();
-  }
-
   /** Records currently stored (tombstones included). */
   public long recordCount() {
     return writer.recordCount();
