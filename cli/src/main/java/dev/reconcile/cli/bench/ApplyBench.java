@@ -5,12 +5,14 @@ import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
+import dev.reconcile.cli.AgentJvm;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.estimator.EstimatorKinds;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -50,6 +52,9 @@ import org.rocksdb.WriteOptions;
  * Every trial is checked: the folder is read back (a full scan) and compared record by record with
  * what was written (raw modes: row and value; store modes: key, value, version, origin, tombstone,
  * and the store's self-check).
+ *
+ * <p>Everything runs in this JVM: for the receiver's figures it needs the agent's JVM options
+ * ({@link AgentJvm#defaultOptions}), and it says so when they are missing.
  */
 public final class ApplyBench {
   static final List<String> MODES =
@@ -91,6 +96,15 @@ public final class ApplyBench {
    */
   public static List<Summary> runAll(List<Config> cases, Path out, Consumer<String> log)
       throws Exception {
+    List<String> missing = new ArrayList<>(AgentJvm.defaultOptions());
+    missing.removeAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+    if (!missing.isEmpty()) {
+      log.accept(
+          "apply: this JVM runs without the agent's JVM options "
+              + String.join(" ", missing)
+              + " (bin/reconcile gives them to agents): the store's figures are those of another"
+              + " heap; pass them to java for the receiver's figures");
+    }
     List<Summary> all = new ArrayList<>();
     try (Csv csv = trialsCsv(out)) {
       for (Config c : cases) {
