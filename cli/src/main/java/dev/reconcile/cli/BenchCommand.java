@@ -358,21 +358,17 @@ final class BenchCommand implements Callable<Integer> {
       throw new CliException("bench: --n above 50 000 000 is not supported in memory");
     }
     long t0 = System.nanoTime();
+    // The experiments that run in this JVM on their own, before the agents' ones.
     if (ex.remove("apply")) {
       apply(out, err);
-      if (ex.isEmpty()) {
-        out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
-        out.flush();
-        return 0;
-      }
     }
     if (ex.remove("gossip")) {
       gossip(out, err);
-      if (ex.isEmpty()) {
-        out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
-        out.flush();
-        return 0;
-      }
+    }
+    if (ex.isEmpty()) {
+      out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
+      out.flush();
+      return 0;
     }
     Path work = this.work == null ? outDir.resolve("work") : this.work;
     DiffBench.Config diff = ex.contains("diff") ? diffConfig(work) : null;
