@@ -10,8 +10,6 @@ import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,9 +22,7 @@ class StatusClusterTest {
   @TempDir Path dir;
 
   static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
+    return dev.reconcile.agent.AgentCluster.clusterPort("127.0.0.1");
   }
 
   private ReplicaAgent start(String node, int port, int seed) throws Exception {

@@ -6,9 +6,7 @@ import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.cli.replay.HttpCluster;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -105,10 +103,9 @@ final class ClusterScenario {
     return "n" + i;
   }
 
+  /** A member's cluster port on {@code host}: see {@code AgentCluster.clusterPort}. */
   static int freePort(String host) throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(host))) {
-      return s.getLocalPort();
-    }
+    return dev.reconcile.agent.AgentCluster.clusterPort(host);
   }
 
   Times run() throws Exception {

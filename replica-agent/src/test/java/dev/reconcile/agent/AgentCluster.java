@@ -23,6 +23,45 @@ public final class AgentCluster implements AutoCloseable {
   }
 
   /**
+   * A port for a cluster member to listen on (a member needs its port before it starts: the seeds
+   * name it), free on {@code host} now, and below the kernel's ephemeral range. A port from {@code
+   * bind(0)} comes from that range, the one outgoing connections take their local ports from: in
+   * the moment between picking it and the member binding it, a connection of another member could
+   * take it (a CI run failed so: "Port [43491] is already in use"). Below the range only listeners
+   * that pick a fixed port compete, and each checks the port is free.
+   */
+  public static int clusterPort(String host) throws java.io.IOException {
+    int low = 32_768;
+    try {
+      // readAllLines, not readString: /proc reports a size of 0, and readString read one byte here.
+      String[] range =
+          java.nio.file.Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+              .get(0)
+              .trim()
+              .split("\\s+");
+      low = Integer.parseInt(range[0]);
+    } catch (java.io.IOException | RuntimeException e) {
+      // Not Linux, or not readable: the Linux default.
+    }
+    if (low < 2_048) {
+      low = 32_768; // a range that leaves nothing below it: use the Linux default's floor
+    }
+    int from = Math.max(1_024, low - 12_000);
+    java.net.InetAddress addr = java.net.InetAddress.getByName(host);
+    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+    for (int attempt = 0; attempt < 500; attempt++) {
+      int port = from + r.nextInt(Math.max(1, low - from));
+      try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+        s.bind(new java.net.InetSocketAddress(addr, port), 1);
+        return port;
+      } catch (java.net.BindException e) {
+        // taken: try another
+      }
+    }
+    throw new java.io.IOException("no free port in [" + from + ", " + low + ") on " + host);
+  }
+
+  /**
    * Loopback ports picked by the OS, on-demand rounds only, small sketches, a 10 s idle timeout.
    */
   public static Map<String, String> baseConfig(String node, Path dir) {

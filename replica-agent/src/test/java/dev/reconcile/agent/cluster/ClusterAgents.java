@@ -5,8 +5,6 @@ import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.ReplicaAgent;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -31,9 +29,7 @@ final class ClusterAgents implements AutoCloseable {
 
   /** A port free on 127.0.0.1 now. */
   static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
+    return AgentCluster.clusterPort("127.0.0.1");
   }
 
   /** Base config plus cluster mode on {@code clusterPort}, joining through {@code seeds}. */

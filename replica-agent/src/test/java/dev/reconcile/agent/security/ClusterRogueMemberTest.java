@@ -19,7 +19,6 @@ import dev.reconcile.core.Fingerprint;
 import io.vertx.core.json.JsonObject;
 import java.io.InputStream;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -65,9 +64,7 @@ class ClusterRogueMemberTest {
   }
 
   static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
+    return dev.reconcile.agent.AgentCluster.clusterPort("127.0.0.1");
   }
 
   static Map<String, String> config(Certs.Issued node, int port, int seed) {
