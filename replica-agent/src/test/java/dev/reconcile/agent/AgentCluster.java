@@ -5,12 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.ReplicaRecord;
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /** Agents in one JVM on loopback, for tests (shared by the security and fuzz tests). */
@@ -30,35 +37,35 @@ public final class AgentCluster implements AutoCloseable {
    * take it (a CI run failed so: "Port [43491] is already in use"). Below the range only listeners
    * that pick a fixed port compete, and each checks the port is free.
    */
-  public static int clusterPort(String host) throws java.io.IOException {
+  public static int clusterPort(String host) throws IOException {
     int low = 32_768;
     try {
       // readAllLines, not readString: /proc reports a size of 0, and readString read one byte here.
       String[] range =
-          java.nio.file.Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+          Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
               .get(0)
               .trim()
               .split("\\s+");
       low = Integer.parseInt(range[0]);
-    } catch (java.io.IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       // Not Linux, or not readable: the Linux default.
     }
     if (low < 2_048) {
       low = 32_768; // a range that leaves nothing below it: use the Linux default's floor
     }
     int from = Math.max(1_024, low - 12_000);
-    java.net.InetAddress addr = java.net.InetAddress.getByName(host);
-    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+    InetAddress addr = InetAddress.getByName(host);
+    ThreadLocalRandom r = ThreadLocalRandom.current();
     for (int attempt = 0; attempt < 500; attempt++) {
       int port = from + r.nextInt(Math.max(1, low - from));
-      try (java.net.ServerSocket s = new java.net.ServerSocket()) {
-        s.bind(new java.net.InetSocketAddress(addr, port), 1);
+      try (ServerSocket s = new ServerSocket()) {
+        s.bind(new InetSocketAddress(addr, port), 1);
         return port;
-      } catch (java.net.BindException e) {
+      } catch (BindException e) {
         // taken: try another
       }
     }
-    throw new java.io.IOException("no free port in [" + from + ", " + low + ") on " + host);
+    throw new IOException("no free port in [" + from + ", " + low + ") on " + host);
   }
 
   /**

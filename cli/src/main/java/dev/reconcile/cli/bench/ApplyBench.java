@@ -6,6 +6,7 @@ import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
 import dev.reconcile.cli.AgentJvm;
+import dev.reconcile.cli.FileTrees;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.ReplicaRecord;
@@ -157,7 +158,7 @@ public final class ApplyBench {
         write(mode, dir, records, c.batchRecords(), params, estimators);
         double millis = (System.nanoTime() - t0) / 1e6;
         boolean ok = verify(mode, dir, records, params, estimators);
-        deleteTree(dir);
+        FileTrees.delete(dir);
         if (t < 0) {
           continue; // warm-up
         }
@@ -202,7 +203,6 @@ public final class ApplyBench {
    */
   static List<ReplicaRecord> records(Config c, SketchParams params) {
     SplittableRandom r = new SplittableRandom(c.seed());
-    HashSpec spec = params.spec();
     List<ReplicaRecord> out = new ArrayList<>(c.records());
     for (int i = 0; i < c.records(); i++) {
       byte[] k = new byte[16];
@@ -211,16 +211,19 @@ public final class ApplyBench {
       r.nextBytes(v);
       out.add(ReplicaRecord.of(k, v, HybridClock.version(1_700_000_000_000L + i, 0), 77));
     }
-    Comparator<ReplicaRecord> byPartition =
-        Comparator.comparingInt(
-            x -> HashSpec.partition(spec.keyHash(x.key()), params.partitionsLog2()));
+    Comparator<ReplicaRecord> byPartition = Comparator.comparingInt(x -> partition(x, params));
     out.sort(byPartition.thenComparing(ReplicaRecord::key, Arrays::compareUnsigned));
     return out;
   }
 
+  /** The partition the store files {@code rec} under. */
+  private static int partition(ReplicaRecord rec, SketchParams params) {
+    return HashSpec.partition(params.spec().keyHash(rec.key()), params.partitionsLog2());
+  }
+
   /** The raw modes' row: partition (2 bytes) then key, as the store files a record. */
   private static byte[] row(ReplicaRecord rec, SketchParams params) {
-    int p = HashSpec.partition(params.spec().keyHash(rec.key()), params.partitionsLog2());
+    int p = partition(rec, params);
     byte[] row = new byte[2 + rec.key().length];
     row[0] = (byte) (p >>> 8);
     row[1] = (byte) p;
@@ -298,7 +301,7 @@ public final class ApplyBench {
     List<ReplicaRecord> cur = new ArrayList<>();
     int curPartition = -1;
     for (ReplicaRecord rec : records) {
-      int p = HashSpec.partition(params.spec().keyHash(rec.key()), params.partitionsLog2());
+      int p = partition(rec, params);
       if (!cur.isEmpty() && (cur.size() == n || p != curPartition)) {
         out.add(cur);
         cur = new ArrayList<>();
@@ -348,16 +351,5 @@ public final class ApplyBench {
     }
     // forEachRecord lists partition, then key: the order the records were generated in.
     return got.equals(records);
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (var walk = Files.walk(dir)) {
-      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
   }
 }
