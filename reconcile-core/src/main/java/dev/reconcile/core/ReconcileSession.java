@@ -451,6 +451,7 @@ public final class ReconcileSession {
           Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(code).setMessage(message)));
     }
     first = Releases.run(digests::closeAll, first);
+    first = Releases.run(repair::release, first);
     Releases.rethrow(first);
   }
 

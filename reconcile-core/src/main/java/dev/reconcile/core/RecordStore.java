@@ -70,6 +70,58 @@ public interface RecordStore {
     };
   }
 
+  /**
+   * Receives a partition the peer streams whole because this side held none of it when the round
+   * compared (a bulk partition): the batches of one partition, in the order the peer's {@link
+   * #scan} read them, then {@link PartitionLoad#finish}. A store may write them in a way that is
+   * faster than {@link #apply} for a range of new keys (the agent's store builds table files and
+   * ingests them) and make them visible only at {@code finish}; the default applies each batch as
+   * it comes.
+   */
+  default PartitionLoad load(int partition) {
+    return new PartitionLoad() {
+      @Override
+      public ApplyOutcome add(List<ReplicaRecord> records) {
+        return apply(records);
+      }
+
+      @Override
+      public ApplyOutcome finish() {
+        return ApplyOutcome.EMPTY;
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  /**
+   * One bulk partition being received ({@link #load}). Each record ends as {@link #apply} would
+   * leave it (newer version wins, tombstones past the grace period are not stored), but a record
+   * may become visible later than the call that took it: by {@link #finish} at the latest.
+   */
+  interface PartitionLoad extends AutoCloseable {
+    /**
+     * Takes the next batch of the partition's records.
+     *
+     * @return what became visible in this call (records taken earlier may be among them)
+     * @throws RuntimeException when a write failed; what was not yet visible is dropped
+     */
+    ApplyOutcome add(List<ReplicaRecord> records);
+
+    /**
+     * Makes everything taken visible (records and sketches).
+     *
+     * @return what became visible in this call
+     * @throws RuntimeException when a write failed; what was not yet visible is dropped
+     */
+    ApplyOutcome finish();
+
+    /** Releases files and native handles; records taken but not made visible are dropped. */
+    @Override
+    void close();
+  }
+
   /** A partition's records in batches; may hold native resources: close it. */
   interface PartitionScan extends AutoCloseable {
     /**

@@ -87,6 +87,11 @@ final class RepairExchange {
   private int peerPartitionSeen = -1;
   private int marked; // partitions [0, marked) of ctx.partitions are marked
 
+  /** The bulk partition being received, or null. */
+  private RecordStore.PartitionLoad load;
+
+  private int loadPartition = -1;
+
   /** {@code bothEnded} runs once both sides have sent {@code RepairEnd}. */
   RepairExchange(SessionContext ctx, Runnable bothEnded) {
     this.ctx = ctx;
@@ -207,14 +212,36 @@ final class RepairExchange {
     }
   }
 
-  /** A batch from the peer: checked whole, applied atomically, acknowledged. */
+  /**
+   * A batch from the peer: checked whole, applied atomically (or taken by the load of a bulk
+   * partition, visible once the partition's batches have all come), acknowledged.
+   */
   void onBatch(RecordBatch b) throws ProtocolException, ApplyFailure {
     List<ReplicaRecord> checked = RecordBatches.read(b, config.maxBatchRecords());
     checkPartition(b, checked);
     List<ReplicaRecord> records = notFromTheFuture(checked);
-    ApplyOutcome r;
+    int p = b.getPartition();
+    if (load != null && loadPartition != p) {
+      int loaded = loadPartition;
+      try {
+        finishLoad();
+      } catch (RuntimeException e) {
+        throw new ApplyFailure(
+            b.getBatchSeq(),
+            "loading partition "
+                + loaded
+                + " failed before batch "
+                + b.getBatchSeq()
+                + ", nothing of that batch applied: "
+                + e.getMessage());
+      }
+    }
     try {
-      r = ctx.records.apply(records);
+      if (load == null && receivesWhole(p)) {
+        load = ctx.records.load(p);
+        loadPartition = p;
+      }
+      count(load != null ? load.add(records) : ctx.records.apply(records));
     } catch (RuntimeException e) {
       throw new ApplyFailure(
           b.getBatchSeq(),
@@ -226,14 +253,43 @@ final class RepairExchange {
     ctx.repair.batchesReceived++;
     ctx.repair.recordsReceived += checked.size();
     ctx.repair.recordBytesReceived += b.getSerializedSize();
-    ctx.repair.applied += r.applied();
-    ctx.repair.stale += r.stale();
-    ctx.repair.duplicate += r.duplicate();
     ctx.out.addUrgent(
         Envelope.newBuilder()
             .setRecordAck(RecordAck.newBuilder().setBatchSeq(b.getBatchSeq()).setApplied(true)));
     peerPartitionSeen = Math.max(peerPartitionSeen, b.getPartition());
     updateProgress();
+  }
+
+  /** True when the peer streams partition {@code p} whole because this side held none of it. */
+  private boolean receivesWhole(int p) {
+    PartitionOutcome o = ctx.outcomes.get(p);
+    return o != null && o.path() == PartitionOutcome.Path.BULK && o.lacksHere() > 0;
+  }
+
+  private void count(ApplyOutcome r) {
+    ctx.repair.applied += r.applied();
+    ctx.repair.stale += r.stale();
+    ctx.repair.duplicate += r.duplicate();
+  }
+
+  /** Makes the open load's records visible and closes it. */
+  private void finishLoad() {
+    RecordStore.PartitionLoad l = load;
+    load = null;
+    loadPartition = -1;
+    try (l) {
+      count(l.finish());
+    }
+  }
+
+  /** Drops the open load, if any (the session failed): what it had not made visible is lost. */
+  void release() {
+    if (load != null) {
+      RecordStore.PartitionLoad l = load;
+      load = null;
+      loadPartition = -1;
+      l.close();
+    }
   }
 
   /** A received batch could not be applied; the session ends after telling the peer. */
@@ -338,6 +394,20 @@ final class RepairExchange {
               + " batches, "
               + ctx.repair.batchesReceived
               + " were received");
+    }
+    if (load != null) {
+      int loaded = loadPartition;
+      try {
+        finishLoad();
+      } catch (RuntimeException ex) {
+        // Every batch is acknowledged already: the peer hears it as a refusal, not as a batch.
+        throw new ProtocolException(
+            Code.INTERNAL,
+            "loading partition "
+                + loaded
+                + " failed after its last batch, its records not applied: "
+                + ex.getMessage());
+      }
     }
     peerEnded = true;
     updateProgress();

@@ -515,4 +515,157 @@ class RepairExchangeTest {
     // 57 + 2 x 20 conflicting records, at most 10 listed per partition and round.
     assertThat(rounds).isBetween(3, 12);
   }
+
+  /**
+   * The receiving side's store as the agent's ingesting store behaves: a bulk partition's records
+   * are held back until {@code finish}; it notes the order of the calls.
+   */
+  private static final class DeferringStore implements RecordStore {
+    final MemoryReplica inner;
+    final List<String> calls = new ArrayList<>();
+    String failFinishOf;
+    int open;
+
+    DeferringStore(MemoryReplica inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+      return inner.recordsFor(partition, elements);
+    }
+
+    @Override
+    public ApplyOutcome apply(List<ReplicaRecord> records) {
+      calls.add("apply");
+      return inner.apply(records);
+    }
+
+    @Override
+    public PartitionLoad load(int partition) {
+      calls.add("load " + partition);
+      assertThat(open).as("loads open at once").isZero();
+      open++;
+      List<ReplicaRecord> held = new ArrayList<>();
+      return new PartitionLoad() {
+        boolean closed;
+
+        @Override
+        public ApplyOutcome add(List<ReplicaRecord> records) {
+          held.addAll(records);
+          return ApplyOutcome.EMPTY;
+        }
+
+        @Override
+        public ApplyOutcome finish() {
+          calls.add("finish " + partition);
+          if (("finish " + partition).equals(failFinishOf)) {
+            throw new IllegalStateException("ingest failed: No space left on device");
+          }
+          ApplyOutcome out = inner.apply(held);
+          held.clear();
+          return out;
+        }
+
+        @Override
+        public void close() {
+          if (!closed) {
+            closed = true;
+            open--;
+            calls.add("close " + partition);
+          }
+        }
+      };
+    }
+  }
+
+  @Test
+  void aBulkPartitionIsLoadedWholeAndCountedWhenItsLoadFinishes() {
+    MemoryReplica source = filled(2000, 100);
+    DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
+    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
+    List<String> marks = new ArrayList<>();
+    RoundProgress progress =
+        new RoundProgress() {
+          @Override
+          public void partitionRepaired(int partition) {
+            // A partition is marked only once its load has made it visible.
+            assertThat(empty.calls).contains("finish " + partition);
+            marks.add("mark " + partition);
+          }
+
+          @Override
+          public void roundComplete() {}
+        };
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, progress);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source);
+    LocalRound.run(i, r);
+    assertThat(i.succeeded()).as(i.failure().toString()).isTrue();
+    assertThat(i.repairStats().verified()).isTrue();
+    assertThat(contents(empty.inner)).isEqualTo(contents(source));
+    assertThat(i.repairStats().applied()).isEqualTo(2000);
+    assertThat(i.repairStats().batchesReceived()).isGreaterThan(4); // several batches per load
+    assertThat(empty.calls).doesNotContain("apply");
+    List<String> want = new ArrayList<>();
+    for (int p = 0; p < PARAMS.partitions(); p++) {
+      want.addAll(List.of("load " + p, "finish " + p, "close " + p));
+    }
+    assertThat(empty.calls).isEqualTo(want);
+    assertThat(marks).hasSize(PARAMS.partitions());
+  }
+
+  @Test
+  void aLoadThatCannotFinishFailsTheRoundAndTellsThePeer() {
+    for (int last : new int[] {0, PARAMS.partitions() - 1}) {
+      MemoryReplica source = filled(2000, 100);
+      DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
+      empty.failFinishOf = "finish " + last;
+      RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
+      ReconcileSession i =
+          ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, null);
+      ReconcileSession r =
+          ReconcileSession.responder(
+              SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source);
+      LocalRound.run(i, r);
+      assertThat(i.failure().orElseThrow().message())
+          .as("partition %d", last)
+          .contains("loading partition " + last + " failed")
+          .contains("No space left on device");
+      assertThat(i.failure().orElseThrow().byPeer()).isFalse();
+      assertThat(r.failure()).isPresent(); // told: a refused batch or a refusal
+      assertThat(empty.open).isZero();
+      assertThat(empty.calls).contains("close " + last);
+    }
+  }
+
+  @Test
+  void anAbortedRoundClosesTheOpenLoadWithoutFinishingIt() {
+    MemoryReplica source = filled(2000, 100);
+    DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
+    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source);
+    AtomicInteger batches = new AtomicInteger();
+    LocalRound.run(
+        i,
+        r,
+        UnaryOperator.identity(),
+        e -> {
+          if (e.hasRecordBatch() && batches.incrementAndGet() == 3) {
+            i.abort("peer gone");
+            return null;
+          }
+          return e;
+        });
+    assertThat(i.failure().orElseThrow().message()).isEqualTo("peer gone");
+    assertThat(empty.calls).containsExactly("load 0", "close 0");
+    assertThat(empty.open).isZero();
+    assertThat(contents(empty.inner)).isEmpty();
+  }
 }

@@ -50,6 +50,7 @@ public record AgentConfig(
     Duration sessionTimeout,
     Duration peerKeepAlive,
     int maxIdleConnections,
+    boolean bulkIngest,
     Security security,
     Cluster cluster) {
 
@@ -131,6 +132,7 @@ public record AgentConfig(
     d.put("session-timeout", "10m");
     d.put("peer-keepalive", "30s");
     d.put("max-idle-connections", "256");
+    d.put("bulk-ingest", "true");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");
@@ -186,6 +188,7 @@ public record AgentConfig(
     d.put("session-timeout", "a round longer than this is aborted");
     d.put("peer-keepalive", "a peer connection stays open this long for the next round; 0 = never");
     d.put("max-idle-connections", "peers' kept connections waiting for a round; the oldest closes");
+    d.put("bulk-ingest", "receive a partition held nowhere here as ingested table files");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
     d.put("tls-key", "PEM private key of tls-cert");
     d.put("tls-ca", "PEM CA that signs the peers' certificates");
@@ -342,6 +345,7 @@ public record AgentConfig(
             r.duration("session-timeout"),
             r.duration("peer-keepalive"),
             r.integer("max-idle-connections", 1, 65536),
+            r.bool("bulk-ingest"),
             sec,
             cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {

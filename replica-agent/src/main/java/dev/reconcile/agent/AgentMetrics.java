@@ -131,6 +131,10 @@ public final class AgentMetrics implements AutoCloseable {
     FunctionCounter.builder("reconcile_sketch_upkeep_applied", store, s -> s.symbolUpkeep()[0])
         .description("Coded-symbol updates applied by the store's upkeep thread")
         .register(registry);
+    FunctionCounter.builder(
+            "reconcile_store_ingested_records", store, s -> s.stats().ingestedRecords())
+        .description("Repair records written as ingested table files (bulk partitions)")
+        .register(registry);
     Gauge.builder("reconcile_sketch_upkeep_pending", store, s -> s.symbolUpkeep()[1])
         .description("Coded-symbol updates queued by writes and not yet applied")
         .strongReference(true)

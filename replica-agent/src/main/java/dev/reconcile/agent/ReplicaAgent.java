@@ -137,6 +137,7 @@ public final class ReplicaAgent implements AutoCloseable {
         StoreOptions.builder(config.dataDir(), sketchParams(config, estimators), estimators)
             .nodeId(config.nodeId())
             .tombstoneGrace(config.tombstoneGrace())
+            .ingestBulk(config.bulkIngest())
             .clock(
                 offset == 0
                     ? HybridClock.system()

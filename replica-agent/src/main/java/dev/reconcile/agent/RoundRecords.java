@@ -47,6 +47,11 @@ public final class RoundRecords implements RecordStore {
     return store.apply(records);
   }
 
+  @Override
+  public PartitionLoad load(int partition) {
+    return store.load(partition);
+  }
+
   /** The store's range scan, noting the past-grace tombstones it offers as {@link #recordsFor}. */
   @Override
   public PartitionScan scan(int partition, PartitionSketches sketches) {

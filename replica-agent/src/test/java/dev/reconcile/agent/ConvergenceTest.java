@@ -60,6 +60,40 @@ class ConvergenceTest {
     }
   }
 
+  /**
+   * A new replica receives partitions of more than 4 MiB as ingested table files (PartitionIngest),
+   * and with {@code bulk-ingest: false} through write batches: the same contents, sketches that
+   * agree with the source's (the next round is all fast path) and a store whose index agrees with
+   * its records.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void anEmptyReplicaCatchesUpLargePartitions(boolean ingest) throws Exception {
+    Map<String, String> config = Map.of("partitions-log2", "1");
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", config);
+      ReplicaAgent b =
+          c.start("b", Map.of("partitions-log2", "1", "bulk-ingest", String.valueOf(ingest)));
+      SplittableRandom rnd = new SplittableRandom(42);
+      for (int i = 0; i < 400; i++) {
+        byte[] value = new byte[32 * 1024]; // 2 partitions of about 6.4 MB each
+        rnd.nextBytes(value);
+        a.store().put(b("big" + i), value);
+      }
+      a.store().delete(b("big7")); // a tombstone travels too
+      RoundReport r = repair(b, a);
+      assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
+      assertThat(r.bulkPartitions).isEqualTo(2);
+      assertThat(r.recordsReceived).isEqualTo(400);
+      assertConverged(a, b);
+      assertThat(b.store().stats().ingestedRecords()).isEqualTo(ingest ? 400 : 0);
+      assertThat(b.store().selfCheck().ok()).isTrue();
+      RoundReport again = repair(a, b);
+      assertThat(again.ok).isTrue();
+      assertThat(again.fastPath).isEqualTo(2);
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"rateless", "estimator"})
   void twoSidedDifferencesConflictsAndDeletes(String mode) throws Exception {

@@ -9,6 +9,7 @@ import dev.reconcile.cli.AgentJvm;
 import dev.reconcile.cli.FileTrees;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.estimator.EstimatorKinds;
@@ -36,7 +37,7 @@ import org.rocksdb.WriteOptions;
 /**
  * What the receiving side of a catch-up can write at best on this machine, in one warm JVM, no
  * network: the same records a catch-up sends (each partition's rows in order, batches that never
- * straddle a partition), written four ways into an empty folder.
+ * straddle a partition), written five ways into an empty folder.
  *
  * <ul>
  *   <li>{@code rocksdb-wal}: plain RocksDB write batches, WAL on and not synced (as the store
@@ -46,7 +47,10 @@ import org.rocksdb.WriteOptions;
  *   <li>{@code store-no-sketches}: {@link ReplicaStore#apply} with no sketches kept (record, digest
  *       index row, conflict rule);
  *   <li>{@code store}: {@link ReplicaStore#apply} with an agent's default sketches (fingerprint,
- *       tables, estimator, coded symbols): the catch-up receiver's own work.
+ *       tables, estimator, coded symbols): the catch-up receiver's work batch by batch;
+ *   <li>{@code store-ingest}: the same store, each partition received through {@link
+ *       ReplicaStore#load} (table files ingested, {@code PartitionIngest}): the catch-up receiver's
+ *       own work since it ingests.
  * </ul>
  *
  * Each mode runs once untimed (the JIT), then {@code trials} timed times, the modes alternated.
@@ -59,7 +63,7 @@ import org.rocksdb.WriteOptions;
  */
 public final class ApplyBench {
   static final List<String> MODES =
-      List.of("rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store");
+      List.of("rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store", "store-ingest");
 
   /** One case: {@code records} records of {@code valueBytes}, batches of {@code batchRecords}. */
   public record Config(
@@ -272,6 +276,29 @@ public final class ApplyBench {
           db.ingestExternalFile(List.of(file), io);
         }
       }
+      case "store-ingest" -> {
+        try (ReplicaStore s = ReplicaStore.open(storeOptions(mode, dir, params, estimators))) {
+          RecordStore.PartitionLoad load = null;
+          int loading = -1;
+          for (List<ReplicaRecord> batch : batches(records, batchRecords, params)) {
+            int p = partition(batch.get(0), params);
+            if (load != null && p != loading) {
+              load.finish();
+              load.close();
+              load = null;
+            }
+            if (load == null) {
+              load = s.load(p);
+              loading = p;
+            }
+            load.add(batch);
+          }
+          if (load != null) {
+            load.finish();
+            load.close();
+          }
+        }
+      }
       default -> {
         try (ReplicaStore s = ReplicaStore.open(storeOptions(mode, dir, params, estimators))) {
           for (List<ReplicaRecord> batch : batches(records, batchRecords, params)) {
@@ -286,7 +313,7 @@ public final class ApplyBench {
       String mode, Path dir, SketchParams params, EstimatorFactory estimators) {
     return StoreOptions.builder(dir, params, estimators)
         .nodeId("apply-bench")
-        .maintainSketches(mode.equals("store"))
+        .maintainSketches(!mode.equals("store-no-sketches"))
         .build();
   }
 
@@ -345,7 +372,7 @@ public final class ApplyBench {
         ReplicaStore.open(
             storeOptions(mode, dir, params, estimators).toBuilder().readOnly(true).build())) {
       s.forEachRecord(got::add);
-      if (mode.equals("store") && !s.selfCheck().ok()) {
+      if (!mode.equals("store-no-sketches") && !s.selfCheck().ok()) {
         return false;
       }
     }

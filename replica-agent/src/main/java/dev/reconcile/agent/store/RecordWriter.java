@@ -43,6 +43,7 @@ final class RecordWriter {
   private final LongAdder localWrites = new LongAdder();
   private final LongAdder appliedRecords = new LongAdder();
   private final LongAdder purgedTombstones = new LongAdder();
+  private final LongAdder ingestedRecords = new LongAdder();
 
   RecordWriter(StoreDb s, StoreSketches sketches, HybridClock clock, long origin) {
     this.s = s;
@@ -59,7 +60,11 @@ final class RecordWriter {
 
   StoreStats stats() {
     return sketches.stats(
-        recordCount.get(), localWrites.sum(), appliedRecords.sum(), purgedTombstones.sum());
+        recordCount.get(),
+        localWrites.sum(),
+        appliedRecords.sum(),
+        purgedTombstones.sum(),
+        ingestedRecords.sum());
   }
 
   // ---------------------------------------------------------------------------------- local writes
@@ -316,6 +321,19 @@ final class RecordWriter {
         recordCount.incrementAndGet();
       }
       sketches.replace(slot.partition, slot.original != null, slot.originalElement, newElements[j]);
+    }
+  }
+
+  /**
+   * A chunk of a {@link PartitionIngest} is in RocksDB (under the writer lock): {@code n} records
+   * that were absent, whose elements are {@code elements[0, n)}.
+   */
+  void ingested(int partition, long[] elements, int n) {
+    recordCount.addAndGet(n);
+    appliedRecords.add(n);
+    ingestedRecords.add(n);
+    for (int i = 0; i < n; i++) {
+      sketches.replace(partition, false, 0, elements[i]);
     }
   }
 

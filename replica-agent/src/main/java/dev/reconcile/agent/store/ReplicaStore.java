@@ -67,6 +67,9 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   private final RecordWriter writer;
   private final StoreAudit audit;
 
+  /** The partition whose interrupted ingest the open undid, or -1 ({@link PartitionIngest}). */
+  private final int recoveredIngest;
+
   /** Test seams: element derivation and a failure injected just before a batch commits. */
   static class Hooks {
     static final Hooks DEFAULT = new Hooks();
@@ -80,6 +83,12 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
 
     /** Before each batch of the format-1 migration ({@link StoreFormatMigration}) is written. */
     void beforeMigrationBatch() throws RocksDBException {}
+
+    /**
+     * In a {@link PartitionIngest}, with the marker written: before the records file (1), before
+     * the digests file (2), before the marker is removed (3).
+     */
+    void ingestStep(int step) throws RocksDBException {}
   }
 
   private ReplicaStore(StoreOptions options, Hooks hooks) {
@@ -89,6 +98,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     try {
       this.meta = new StoreMeta(s);
       meta.initializeOrCheck(options.dataDir().toAbsolutePath(), clock);
+      this.recoveredIngest = PartitionIngest.recover(s);
       this.sketches = new StoreSketches(s);
       this.writer = new RecordWriter(s, sketches, clock, origin);
     } catch (RuntimeException e) {
@@ -162,6 +172,35 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   @Override
   public ApplyOutcome apply(List<ReplicaRecord> incoming) {
     return writer.apply(incoming);
+  }
+
+  /**
+   * Receives a bulk partition: while {@link StoreOptions#ingestBulk}, as table files ingested past
+   * the write-ahead log and memtable ({@link PartitionIngest}: each chunk of consecutive rows is
+   * ingested if its key range holds no record here, applied otherwise); else batch by batch through
+   * {@link #apply}.
+   */
+  @Override
+  public RecordStore.PartitionLoad load(int partition) {
+    s.checkPartition(partition);
+    if (!s.options.ingestBulk() || s.options.readOnly()) {
+      return RecordStore.super.load(partition);
+    }
+    return load(partition, PartitionIngest.CHUNK_RECORDS, PartitionIngest.MIN_INGEST_BYTES);
+  }
+
+  /**
+   * {@link #load(int)} with chunks of at most {@code chunkRecords} records, ingested from {@code
+   * minIngestBytes} (tests).
+   */
+  RecordStore.PartitionLoad load(int partition, int chunkRecords, long minIngestBytes) {
+    s.checkPartition(partition);
+    return new PartitionIngest(s, writer, clock, partition, chunkRecords, minIngestBytes);
+  }
+
+  /** The partition whose interrupted ingest the last open undid, or -1 (tests, logs). */
+  public int recoveredIngest() {
+    return recoveredIngest;
   }
 
   /**

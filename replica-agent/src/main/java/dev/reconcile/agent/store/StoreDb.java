@@ -20,6 +20,7 @@ import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.DBOptions;
+import org.rocksdb.Filter;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
@@ -85,6 +86,7 @@ final class StoreDb {
 
   private final List<AutoCloseable> natives;
   private volatile boolean closed;
+  private volatile String unwritable;
 
   private StoreDb(
       StoreOptions options,
@@ -132,7 +134,7 @@ final class StoreDb {
       BloomFilter bloom = own(natives, new BloomFilter(10));
       ColumnFamilyOptions recordOptions =
           own(natives, new ColumnFamilyOptions())
-              .setTableFormatConfig(tableConfig(cache).setFilterPolicy(bloom));
+              .setTableFormatConfig(recordTable(bloom).setBlockCache(cache));
       // The digest index is read two ways: range scans of a partition (total order) and lookups
       // of one (partition, element) prefix (the verification of decoded elements, the keys of
       // listed elements). A fixed-length prefix extractor over partition | element with prefix
@@ -142,8 +144,7 @@ final class StoreDb {
           own(natives, new ColumnFamilyOptions())
               .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
               .setMemtablePrefixBloomSizeRatio(0.05)
-              .setTableFormatConfig(
-                  tableConfig(cache).setFilterPolicy(bloom).setWholeKeyFiltering(false));
+              .setTableFormatConfig(digestTable(bloom).setBlockCache(cache));
       ColumnFamilyOptions metaOptions =
           own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
       ColumnFamilyOptions defaultOptions =
@@ -191,8 +192,25 @@ final class StoreDb {
   }
 
   private static BlockBasedTableConfig tableConfig(Cache cache) {
+    return tableConfig().setBlockCache(cache);
+  }
+
+  private static BlockBasedTableConfig tableConfig() {
     // Format version 5 so that RocksDB's ldb tool (7.x in Debian) can read the files.
-    return new BlockBasedTableConfig().setFormatVersion(5).setBlockCache(cache);
+    return new BlockBasedTableConfig().setFormatVersion(5);
+  }
+
+  /** The table format of {@link #RECORDS}: whole-key Bloom filters. */
+  static BlockBasedTableConfig recordTable(Filter bloom) {
+    return tableConfig().setFilterPolicy(bloom);
+  }
+
+  /**
+   * The table format of {@link #DIGESTS}: Bloom filters of the {@link DigestKeys#PREFIX} only (the
+   * column family's prefix extractor, which a table file written for it must use too).
+   */
+  static BlockBasedTableConfig digestTable(Filter bloom) {
+    return tableConfig().setFilterPolicy(bloom).setWholeKeyFiltering(false);
   }
 
   private static <T extends AutoCloseable> T own(List<AutoCloseable> natives, T handle) {
@@ -256,6 +274,19 @@ final class StoreDb {
     if (options.readOnly()) {
       throw new StoreException("store at " + options.dataDir() + " is open read-only");
     }
+    String why = unwritable;
+    if (why != null) {
+      throw new StoreException(
+          "store at " + options.dataDir() + " refuses writes until it is reopened: " + why);
+    }
+  }
+
+  /**
+   * Refuses every later write: the store's rows may disagree with its sketches until the next open
+   * repairs them (a partition ingest that failed and could not be undone, {@link PartitionIngest}).
+   */
+  void markUnwritable(String why) {
+    unwritable = why;
   }
 
   void checkPartition(int partition) {

@@ -25,6 +25,8 @@ import java.util.Objects;
  * @param syncWrites fsync the WAL on every write batch (RocksDB {@code WriteOptions.setSync})
  * @param rebuildThreads scanner threads for the sketch rebuild at open (each takes a contiguous
  *     range of partitions)
+ * @param ingestBulk receive bulk partitions as ingested table files ({@link PartitionIngest})
+ *     rather than write batches
  */
 public record StoreOptions(
     Path dataDir,
@@ -36,7 +38,8 @@ public record StoreOptions(
     HybridClock clock,
     boolean maintainSketches,
     boolean syncWrites,
-    int rebuildThreads) {
+    int rebuildThreads,
+    boolean ingestBulk) {
 
   public StoreOptions {
     Objects.requireNonNull(dataDir, "dataDir");
@@ -75,10 +78,14 @@ public record StoreOptions(
         .clock(clock)
         .maintainSketches(maintainSketches)
         .syncWrites(syncWrites)
-        .rebuildThreads(rebuildThreads);
+        .rebuildThreads(rebuildThreads)
+        .ingestBulk(ingestBulk);
   }
 
-  /** Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads. */
+  /**
+   * Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads, bulk
+   * partitions ingested.
+   */
   public static final class Builder {
     private final Path dataDir;
     private final SketchParams params;
@@ -91,6 +98,7 @@ public record StoreOptions(
     private boolean syncWrites;
     private int rebuildThreads =
         Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
+    private boolean ingestBulk = true;
 
     private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
       this.dataDir = dataDir;
@@ -133,6 +141,11 @@ public record StoreOptions(
       return this;
     }
 
+    public Builder ingestBulk(boolean v) {
+      ingestBulk = v;
+      return this;
+    }
+
     public StoreOptions build() {
       return new StoreOptions(
           dataDir,
@@ -144,7 +157,8 @@ public record StoreOptions(
           clock == null ? HybridClock.system() : clock,
           maintainSketches,
           syncWrites,
-          rebuildThreads);
+          rebuildThreads,
+          ingestBulk);
     }
   }
 }

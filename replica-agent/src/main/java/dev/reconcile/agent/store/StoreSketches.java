@@ -150,7 +150,8 @@ final class StoreSketches implements PartitionSketches {
     return rebuiltRecords;
   }
 
-  StoreStats stats(long recordCount, long localWrites, long appliedRecords, long purged) {
+  StoreStats stats(
+      long recordCount, long localWrites, long appliedRecords, long purged, long ingested) {
     return new StoreStats(
         recordCount,
         rebuildMillis,
@@ -160,7 +161,8 @@ final class StoreSketches implements PartitionSketches {
         Math.min(s.options.rebuildThreads(), s.params.partitions()),
         localWrites,
         appliedRecords,
-        purged);
+        purged,
+        ingested);
   }
 
   /** False for a store opened with {@code maintainSketches=false}. */

@@ -4,6 +4,8 @@ package dev.reconcile.agent.store;
  * Counters of a store. {@code lastRebuildMillis} and {@code lastRebuildKeysPerSecond} describe the
  * sketch rebuild at open in wall time ({@code rebuildThreads} scanners in parallel); the CPU
  * figures sum the scanner threads' CPU time (the per-core rate, meaningful on a shared machine).
+ * {@code ingestedRecords} counts the applied records that came as ingested table files (a part of
+ * {@code appliedRecords}, {@link PartitionIngest}).
  */
 public record StoreStats(
     long recordCount,
@@ -14,4 +16,5 @@ public record StoreStats(
     int rebuildThreads,
     long localWrites,
     long appliedRecords,
-    long purgedTombstones) {}
+    long purgedTombstones,
+    long ingestedRecords) {}

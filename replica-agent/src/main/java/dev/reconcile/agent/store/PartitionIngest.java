@@ -1,0 +1,572 @@
+package dev.reconcile.agent.store;
+
+import static dev.reconcile.agent.store.StoreDb.EMPTY;
+import static dev.reconcile.agent.store.StoreDb.longBytes;
+
+import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.RecordStore;
+import dev.reconcile.core.ReplicaRecord;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.EnvOptions;
+import org.rocksdb.IngestExternalFileOptions;
+import org.rocksdb.Options;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.SstFileReader;
+import org.rocksdb.SstFileReaderIterator;
+import org.rocksdb.SstFileWriter;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * A bulk partition received as table files ingested into RocksDB ({@link RecordStore#load}), past
+ * the write-ahead log and the memtable: the receiver's side of a catch-up.
+ *
+ * <h2>Why it is correct</h2>
+ *
+ * The peer streams the partition in row order (its range scan of {@code records_by_partition},
+ * {@link RecordKeys}). The records are cut into chunks of consecutive rows. If a chunk's row range
+ * [first, last] holds no record here, every key of the chunk is absent, and {@link
+ * ReplicaStore#apply} would store each record as it came (an absent key takes any version; a
+ * tombstone past the grace period is not stored) and add one digest row per record; no digest row
+ * of these keys exists yet (the index never disagrees with the records). So the chunk can be
+ * written directly as two table files, one per column family, with the rows {@code apply} would
+ * have written:
+ *
+ * <ol>
+ *   <li>the records are held back until they reach {@link #MIN_INGEST_BYTES} (a chunk that ends
+ *       smaller is applied through {@code apply} instead); from then on each record is encoded
+ *       ({@link RecordCodec}) and appended to an {@link SstFileWriter} for the records family as it
+ *       arrives; its element and key stay in memory (about 8 B + the key per record, at most {@link
+ *       #CHUNK_RECORDS} records per chunk);
+ *   <li>at the end of the chunk its digest rows are sorted into a second file;
+ *   <li>under the writer lock: one iterator seek checks that [first, last] holds no record; a
+ *       synced marker ({@code meta} row {@code ingest}: first and last row) is written; the records
+ *       file, then the digests file are ingested; one write batch removes the marker and raises the
+ *       clock high-water mark; the sketches take the elements.
+ * </ol>
+ *
+ * A chunk whose range holds a record (a local write, or another round's load meanwhile) is read
+ * back from its file and applied through {@code apply}, batch by batch, as if it had come that way.
+ * A row out of order (not strictly after the one before) ends the chunk there; the rest of the load
+ * goes through {@code apply}.
+ *
+ * <h2>Failure</h2>
+ *
+ * RocksJava (10.10) ingests into one column family per call; the C++ API's atomic multi-family
+ * {@code IngestExternalFiles} is not exposed. Between the two calls the store holds records without
+ * index rows, hence the marker. A failed ingest is undone at once ({@link #undo}: the records in
+ * [first, last] deleted, the digest rows of those keys deleted, the marker removed); a crash leaves
+ * the marker, and the next writable open ({@link #recover}) does the same undo before the sketches
+ * are rebuilt. Either way the chunk's records are absent, as before the load, and the next round
+ * streams them again. An undo that fails itself leaves the marker and makes the store refuse writes
+ * until it is reopened ({@link StoreDb#markUnwritable}).
+ *
+ * <p>Visibility: records are visible, and in the sketches, once their chunk is ingested, at the
+ * latest at {@link #finish}; {@link #close} without {@code finish} drops the chunk being written.
+ * The repair stream acknowledges a batch when it is taken, not when it is visible
+ * (docs/decisions.md, "catch-up into an empty partition").
+ *
+ * <p>Not thread-safe: one round's worker drives a load.
+ */
+final class PartitionIngest implements RecordStore.PartitionLoad {
+  /** Most records per chunk: bounds the elements and keys held in memory. */
+  static final int CHUNK_RECORDS = 1 << 20;
+
+  /**
+   * Fewest bytes of keys and values for which a chunk is written as table files; a smaller one (the
+   * rest of a partition, or a small partition) goes through {@code apply}. Each ingested chunk
+   * costs two files, each synced, a synced marker and two ingests (a few milliseconds); below about
+   * this size the write batches are as fast (docs/benchmarks.md 3a).
+   */
+  static final long MIN_INGEST_BYTES = 4L << 20;
+
+  /** The {@code meta} row naming a chunk being ingested: first row length, first row, last row. */
+  static final byte[] MARKER = StoreDb.ascii("ingest");
+
+  /** Folder of the table files being written, under the store's data folder. */
+  static final String FOLDER = "ingest";
+
+  private static final AtomicLong FILES = new AtomicLong();
+
+  private final StoreDb s;
+  private final RecordWriter writer;
+  private final HybridClock clock;
+  private final int partition;
+  private final int chunkRecords;
+  private final long minIngestBytes;
+  private long graceCutoffMillis;
+
+  private final BloomFilter bloom;
+  private final Options recordFileOptions;
+  private final Options digestFileOptions;
+  private final EnvOptions envOptions;
+
+  // The chunk being written: held back in memory until it reaches minIngestBytes, then a file.
+  private final List<ReplicaRecord> pending = new ArrayList<>();
+  private long pendingBytes;
+  private SstFileWriter file;
+  private Path recordsFile;
+  private byte[] firstRow;
+  private byte[] lastRow;
+  private long[] elements = new long[1024];
+  private byte[][] keys = new byte[1024][];
+  private int n;
+  private int expired;
+  private long maxVersion;
+
+  /** After a row out of order: the rest goes through {@code apply}. */
+  private boolean applying;
+
+  private boolean closed;
+
+  PartitionIngest(
+      StoreDb s,
+      RecordWriter writer,
+      HybridClock clock,
+      int partition,
+      int chunkRecords,
+      long minIngestBytes) {
+    if (chunkRecords < 1 || minIngestBytes < 0) {
+      throw new IllegalArgumentException(
+          "chunk of " + chunkRecords + " records, ingest from " + minIngestBytes + " bytes");
+    }
+    this.chunkRecords = chunkRecords;
+    this.minIngestBytes = minIngestBytes;
+    this.s = s;
+    this.writer = writer;
+    this.clock = clock;
+    this.partition = partition;
+    this.bloom = new BloomFilter(10);
+    this.recordFileOptions = new Options().setTableFormatConfig(StoreDb.recordTable(bloom));
+    this.digestFileOptions =
+        new Options()
+            .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
+            .setTableFormatConfig(StoreDb.digestTable(bloom));
+    this.envOptions = new EnvOptions();
+  }
+
+  @Override
+  public ApplyOutcome add(List<ReplicaRecord> records) {
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      checkNotClosed();
+      if (applying) {
+        return writer.apply(records);
+      }
+      graceCutoffMillis = writer.graceCutoffMillis(clock.wallMillis());
+      ApplyOutcome visible = ApplyOutcome.EMPTY;
+      for (int i = 0; i < records.size(); i++) {
+        ReplicaRecord r = records.get(i);
+        long keyHash = s.spec.keyHash(r.key());
+        if (s.partitionOf(keyHash) != partition) {
+          throw new IllegalArgumentException(
+              "record for key "
+                  + ReplicaRecord.hex(r.key(), 32)
+                  + " is of partition "
+                  + s.partitionOf(keyHash)
+                  + ", not of the partition being loaded, "
+                  + partition);
+        }
+        byte[] row = RecordKeys.of(partition, r.key());
+        if (lastRow != null && Arrays.compareUnsigned(row, lastRow) <= 0) {
+          // Out of order: what came so far is one chunk, the rest is applied.
+          visible = visible.plus(endChunk());
+          applying = true;
+          return visible.plus(writer.apply(records.subList(i, records.size())));
+        }
+        if (n == chunkRecords) {
+          visible = visible.plus(endChunk());
+        }
+        if (file == null && pendingBytes < minIngestBytes) {
+          // Too few bytes yet to pay for two table files and their syncs: held back.
+          lastRow = row;
+          pending.add(r);
+          pendingBytes += r.key().length + r.value().length;
+          if (pendingBytes >= minIngestBytes) {
+            spillPending();
+          }
+          continue;
+        }
+        take(r, keyHash, row);
+      }
+      return visible;
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "writing the table file of partition " + partition + " failed: " + e.getMessage(), e);
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /** The held-back records are enough for a table file: they start it. */
+  private void spillPending() throws RocksDBException {
+    for (ReplicaRecord r : pending) {
+      take(r, s.spec.keyHash(r.key()), RecordKeys.of(partition, r.key()));
+    }
+    pending.clear();
+    pendingBytes = 0;
+  }
+
+  /** A load too small for a table file: the held-back records through {@code apply}. */
+  private ApplyOutcome applyPending() {
+    ApplyOutcome out = ApplyOutcome.EMPTY;
+    for (int i = 0; i < pending.size(); i += ReplicaStore.BULK_BATCH) {
+      out =
+          out.plus(
+              writer.apply(
+                  pending.subList(i, Math.min(pending.size(), i + ReplicaStore.BULK_BATCH))));
+    }
+    pending.clear();
+    pendingBytes = 0;
+    return out;
+  }
+
+  private void take(ReplicaRecord r, long keyHash, byte[] row) throws RocksDBException {
+    if (Long.compareUnsigned(r.version(), maxVersion) > 0) {
+      maxVersion = r.version();
+    }
+    lastRow = row;
+    if (r.tombstone() && HybridClock.physicalMillis(r.version()) < graceCutoffMillis) {
+      expired++; // as apply does for an absent key: nothing to store
+      return;
+    }
+    long valueHash = s.spec.valueHash(r.value());
+    if (file == null) {
+      recordsFile = newFile("records");
+      file = new SstFileWriter(envOptions, recordFileOptions);
+      file.open(recordsFile.toString());
+      firstRow = row;
+    }
+    file.put(
+        row,
+        RecordCodec.encode(r.key(), r.version(), r.origin(), r.tombstone(), valueHash, r.value()));
+    if (n == elements.length) {
+      elements = Arrays.copyOf(elements, n * 2);
+      keys = Arrays.copyOf(keys, n * 2);
+    }
+    elements[n] =
+        s.hooks.element(s.spec, keyHash, r.version(), r.origin(), r.tombstone(), valueHash);
+    keys[n] = r.key();
+    n++;
+  }
+
+  @Override
+  public ApplyOutcome finish() {
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      checkNotClosed();
+      return endChunk();
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "writing the table files of partition " + partition + " failed: " + e.getMessage(), e);
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /** Ingests (or applies) the chunk written so far and starts an empty one. */
+  private ApplyOutcome endChunk() throws RocksDBException {
+    ApplyOutcome out = new ApplyOutcome(0, 0, expired);
+    long observed = maxVersion;
+    expired = 0;
+    maxVersion = 0;
+    if (file == null) {
+      clock.observe(observed);
+      lastRow = null;
+      return out.plus(applyPending());
+    }
+    Path digestsFile = null;
+    try {
+      file.finish();
+      file.close();
+      file = null;
+      digestsFile = writeDigests();
+      int stored = n;
+      if (ingest(digestsFile, observed)) {
+        out = out.plus(new ApplyOutcome(stored, 0, 0));
+      } else {
+        out = out.plus(applyFromFile());
+      }
+      return out;
+    } finally {
+      discardChunk();
+      delete(digestsFile);
+    }
+  }
+
+  /** Writes the chunk's digest rows, sorted, into a table file for the digests family. */
+  private Path writeDigests() throws RocksDBException {
+    byte[][] rows = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      rows[i] = DigestKeys.of(partition, elements[i], keys[i]);
+    }
+    Arrays.sort(rows, Arrays::compareUnsigned);
+    Path path = newFile("digests");
+    try (SstFileWriter w = new SstFileWriter(envOptions, digestFileOptions)) {
+      w.open(path.toString());
+      for (byte[] row : rows) {
+        w.put(row, EMPTY);
+      }
+      w.finish();
+    }
+    return path;
+  }
+
+  /**
+   * Under the writer lock: ingests both files if the chunk's range holds no record; false when it
+   * does (nothing written).
+   */
+  private boolean ingest(Path digestsFile, long observed) throws RocksDBException {
+    s.writer.lock();
+    try {
+      if (holdsRecord(firstRow, lastRow)) {
+        return false;
+      }
+      try (WriteOptions synced = new WriteOptions().setSync(true);
+          IngestExternalFileOptions io =
+              new IngestExternalFileOptions().setMoveFiles(true).setAllowGlobalSeqNo(true)) {
+        s.db.put(s.meta, synced, MARKER, marker(firstRow, lastRow));
+        try {
+          s.hooks.ingestStep(1);
+          s.db.ingestExternalFile(s.records, List.of(recordsFile.toString()), io);
+          s.hooks.ingestStep(2);
+          s.db.ingestExternalFile(s.digests, List.of(digestsFile.toString()), io);
+          s.hooks.ingestStep(3);
+          try (WriteBatch done = new WriteBatch()) {
+            clock.observe(observed);
+            done.delete(s.meta, MARKER);
+            done.put(s.meta, StoreMeta.CLOCK, longBytes(clock.last()));
+            s.db.write(s.writeOptions, done);
+          }
+        } catch (RocksDBException | RuntimeException e) {
+          undoAfterFailure(e);
+          throw e;
+        }
+      }
+      writer.ingested(partition, elements, n);
+      return true;
+    } finally {
+      s.writer.unlock();
+    }
+  }
+
+  private void undoAfterFailure(Exception cause) {
+    try {
+      undo(s, partition, firstRow, lastRow);
+    } catch (RocksDBException | RuntimeException e) {
+      cause.addSuppressed(e);
+      s.markUnwritable(
+          "a failed ingest of partition "
+              + partition
+              + " could not be undone ("
+              + e.getMessage()
+              + "); the next open undoes it");
+    }
+  }
+
+  /** True when the records family holds a row in [first, last]. */
+  private boolean holdsRecord(byte[] first, byte[] last) throws RocksDBException {
+    try (RocksIterator it = s.db.newIterator(s.records)) {
+      it.seek(first);
+      if (it.isValid()) {
+        return Arrays.compareUnsigned(it.key(), last) <= 0;
+      }
+      it.status();
+      return false;
+    }
+  }
+
+  /** A chunk that could not be ingested: its records through {@code apply}, batch by batch. */
+  private ApplyOutcome applyFromFile() throws RocksDBException {
+    ApplyOutcome out = ApplyOutcome.EMPTY;
+    List<ReplicaRecord> batch = new ArrayList<>();
+    try (SstFileReader reader = new SstFileReader(recordFileOptions);
+        ReadOptions ro = new ReadOptions().setFillCache(false)) {
+      reader.open(recordsFile.toString());
+      try (SstFileReaderIterator it = reader.newIterator(ro)) {
+        for (it.seekToFirst(); it.isValid(); it.next()) {
+          batch.add(s.decodeRow(it.key(), it.value()).toRecord());
+          if (batch.size() == ReplicaStore.BULK_BATCH) {
+            out = out.plus(writer.apply(batch));
+            batch.clear();
+          }
+        }
+        it.status();
+      }
+    }
+    if (!batch.isEmpty()) {
+      out = out.plus(writer.apply(batch));
+    }
+    return out;
+  }
+
+  private void discardChunk() {
+    if (file != null) {
+      file.close();
+      file = null;
+    }
+    delete(recordsFile);
+    recordsFile = null;
+    pending.clear();
+    pendingBytes = 0;
+    firstRow = null;
+    lastRow = null;
+    Arrays.fill(keys, 0, n, null);
+    n = 0;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    discardChunk();
+    envOptions.close();
+    digestFileOptions.close();
+    recordFileOptions.close();
+    bloom.close();
+  }
+
+  private void checkNotClosed() {
+    if (closed) {
+      throw new IllegalStateException("load of partition " + partition + " is closed");
+    }
+  }
+
+  private Path newFile(String what) {
+    Path dir = s.options.dataDir().resolve(FOLDER);
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new StoreException("cannot create " + dir + ": " + e.getMessage(), e);
+    }
+    return dir.resolve(
+        "p"
+            + partition
+            + "-"
+            + FILES.incrementAndGet()
+            + "-"
+            + ProcessHandle.current().pid()
+            + "-"
+            + what
+            + ".sst");
+  }
+
+  private static void delete(Path file) {
+    if (file != null) {
+      try {
+        Files.deleteIfExists(file);
+      } catch (IOException e) {
+        // a leftover file is removed at the next open (recover)
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------- marker and recovery
+
+  static byte[] marker(byte[] first, byte[] last) {
+    byte[] out = new byte[4 + first.length + last.length];
+    RecordCodec.putInt(out, 0, first.length);
+    System.arraycopy(first, 0, out, 4, first.length);
+    System.arraycopy(last, 0, out, 4 + first.length, last.length);
+    return out;
+  }
+
+  /**
+   * At a writable open, before the sketches are rebuilt: undoes the chunk a crash left half
+   * ingested (the marker names it) and removes leftover table files. Returns the partition undone,
+   * or -1.
+   *
+   * @throws StoreException when the marker is malformed or the undo fails
+   */
+  static int recover(StoreDb s) {
+    try {
+      if (!s.options.readOnly()) {
+        deleteFolder(s.options.dataDir().resolve(FOLDER));
+      }
+      byte[] m = s.db.get(s.meta, MARKER);
+      if (m == null) {
+        return -1;
+      }
+      if (s.options.readOnly()) {
+        throw new StoreException(
+            "store at "
+                + s.options.dataDir()
+                + " holds a partition ingest that a crash interrupted; open it writable once"
+                + " to undo it");
+      }
+      int firstLength = m.length < 4 ? -1 : RecordCodec.getInt(m, 0);
+      if (firstLength < RecordKeys.PREFIX || m.length < 4 + firstLength + RecordKeys.PREFIX) {
+        throw new StoreException.Corrupt(
+            "ingest marker of " + m.length + " bytes does not hold two record rows");
+      }
+      byte[] first = Arrays.copyOfRange(m, 4, 4 + firstLength);
+      byte[] last = Arrays.copyOfRange(m, 4 + firstLength, m.length);
+      int p = RecordKeys.partition(first);
+      if (p != RecordKeys.partition(last) || Arrays.compareUnsigned(first, last) > 0) {
+        throw new StoreException.Corrupt("ingest marker names no range of one partition");
+      }
+      undo(s, p, first, last);
+      return p;
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "cannot undo the interrupted partition ingest of the store at "
+              + s.options.dataDir()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /**
+   * Deletes the records in [first, last] of {@code partition} and the digest rows of their keys,
+   * then the marker, in one synced write batch. Used only when the range held no record before the
+   * ingest began, so nothing else is deleted.
+   */
+  static void undo(StoreDb s, int partition, byte[] first, byte[] last) throws RocksDBException {
+    try (WriteBatch b = new WriteBatch();
+        WriteOptions synced = new WriteOptions().setSync(true)) {
+      byte[] end = Arrays.copyOf(last, last.length + 1); // the row just after last
+      b.deleteRange(s.records, first, end);
+      try (ReadOptions ro = DigestKeys.scanOptions();
+          RocksIterator it = s.db.newIterator(s.digests, ro)) {
+        byte[] start = DigestKeys.partitionStart(partition);
+        for (it.seek(start); it.isValid() && DigestKeys.startsWith(it.key(), start); it.next()) {
+          byte[] row = RecordKeys.of(partition, DigestKeys.key(it.key()));
+          if (Arrays.compareUnsigned(row, first) >= 0 && Arrays.compareUnsigned(row, last) <= 0) {
+            b.delete(s.digests, it.key());
+          }
+        }
+        it.status();
+      }
+      b.delete(s.meta, MARKER);
+      s.db.write(synced, b);
+    }
+  }
+
+  private static void deleteFolder(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        Files.deleteIfExists(f);
+      }
+    } catch (IOException e) {
+      throw new StoreException("cannot remove leftover ingest files in " + dir, e);
+    }
+  }
+}

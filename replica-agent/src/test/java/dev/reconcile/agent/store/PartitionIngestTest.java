@@ -1,0 +1,431 @@
+package dev.reconcile.agent.store;
+
+import static dev.reconcile.agent.store.Fixtures.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.Fingerprint;
+import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.RecordStore;
+import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.SketchParams;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.RocksDBException;
+
+/**
+ * A bulk partition received as ingested table files ({@link PartitionIngest}) ends exactly as the
+ * same records applied batch by batch would leave it: same records, same sketches, a store whose
+ * index agrees with its records (self-check, also after a reopen); and every way out (a local write
+ * in the range, a row out of order, a failed ingest, a crash between the two ingests) loses nothing
+ * and leaves a consistent store.
+ */
+final class PartitionIngestTest {
+  private static final SketchParams PARAMS = Fixtures.params(2, 8);
+  private static final long NOW = 1_700_000_000_000L;
+  private static final int P = 1;
+
+  @TempDir Path tmp;
+
+  /** {@code count} records of partition {@link #P}, in row order (as a peer's scan sends them). */
+  private static List<ReplicaRecord> partitionRecords(long seed, int count, int valueBytes) {
+    Random rnd = new Random(seed);
+    HashSpec spec = PARAMS.spec();
+    List<ReplicaRecord> out = new ArrayList<>();
+    for (int i = 0; out.size() < count; i++) {
+      byte[] key = bytes("key-" + seed + "-" + i);
+      if (HashSpec.partition(spec.keyHash(key), PARAMS.partitionsLog2()) != P) {
+        continue;
+      }
+      long version = HybridClock.version(NOW - 1_000 + rnd.nextInt(900), rnd.nextInt(100));
+      if (rnd.nextInt(10) == 0) {
+        out.add(ReplicaRecord.tombstone(key, version, 7));
+      } else {
+        byte[] value = new byte[valueBytes];
+        rnd.nextBytes(value);
+        out.add(ReplicaRecord.of(key, value, version, 7));
+      }
+    }
+    out.sort((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));
+    return out;
+  }
+
+  private ReplicaStore open(Path dir, ReplicaStore.Hooks hooks) {
+    return ReplicaStore.open(
+        Fixtures.options(dir, "receiver", PARAMS, Fixtures.manualMillis(NOW)).build(), hooks);
+  }
+
+  private ReplicaStore open(Path dir) {
+    return open(dir, ReplicaStore.Hooks.DEFAULT);
+  }
+
+  /** A load that writes table files from the first record. */
+  private static RecordStore.PartitionLoad ingest(ReplicaStore s, int partition) {
+    return s.load(partition, PartitionIngest.CHUNK_RECORDS, 0);
+  }
+
+  private static ApplyOutcome loadInBatches(
+      RecordStore.PartitionLoad load, List<ReplicaRecord> records, int batch) {
+    ApplyOutcome out = ApplyOutcome.EMPTY;
+    for (int i = 0; i < records.size(); i += batch) {
+      out = out.plus(load.add(records.subList(i, Math.min(records.size(), i + batch))));
+    }
+    return out;
+  }
+
+  private static List<ReplicaRecord> contents(ReplicaStore s) {
+    List<ReplicaRecord> out = new ArrayList<>();
+    s.forEachRecord(out::add);
+    return out;
+  }
+
+  private static List<Fingerprint> fingerprints(ReplicaStore s) {
+    List<Fingerprint> out = new ArrayList<>();
+    for (int p = 0; p < PARAMS.partitions(); p++) {
+      out.add(s.sketches().fingerprint(p));
+    }
+    return out;
+  }
+
+  /** The reference: the same records through apply into an empty store. */
+  private void assertSameAsApplied(ReplicaStore s, List<ReplicaRecord> records) {
+    try (ReplicaStore ref = open(tmp.resolve("reference-" + System.nanoTime()))) {
+      ref.putAll(records);
+      assertThat(contents(s)).isEqualTo(contents(ref));
+      assertThat(fingerprints(s)).isEqualTo(fingerprints(ref));
+      assertThat(s.recordCount()).isEqualTo(ref.recordCount());
+    }
+    assertThat(s.selfCheck().ok()).as("self-check").isTrue();
+  }
+
+  private static long filesIn(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      return 0;
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      return files.count();
+    }
+  }
+
+  @Test
+  void aLoadedPartitionEqualsTheSameRecordsApplied() throws IOException {
+    List<ReplicaRecord> records = partitionRecords(11, 2_000, 40);
+    Path dir = tmp.resolve("a");
+    try (ReplicaStore s = open(dir)) {
+      // Chunks of 300 records: several ingests of the same partition, each range still free.
+      ApplyOutcome taken;
+      ApplyOutcome finished;
+      try (RecordStore.PartitionLoad load = s.load(P, 300, 0)) {
+        taken = loadInBatches(load, records, 170);
+        finished = load.finish();
+      }
+      ApplyOutcome all = taken.plus(finished);
+      long tombstones = records.stream().filter(ReplicaRecord::tombstone).count();
+      assertThat(all.applied()).isEqualTo(records.size());
+      assertThat(all.stale() + all.duplicate()).isZero();
+      assertThat(tombstones).isPositive(); // tombstones within the grace period are stored
+      assertSameAsApplied(s, records);
+      assertThat(s.stats().appliedRecords()).isEqualTo(records.size());
+      assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
+      assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+    }
+    try (ReplicaStore s = open(dir)) {
+      assertThat(s.recoveredIngest()).isEqualTo(-1);
+      assertSameAsApplied(s, records);
+    }
+  }
+
+  @Test
+  void recordsBecomeVisibleWhenTheirChunkIsIngested() {
+    List<ReplicaRecord> records = partitionRecords(12, 500, 20);
+    try (ReplicaStore s = open(tmp.resolve("v"));
+        RecordStore.PartitionLoad load = s.load(P, 400, 0)) {
+      ApplyOutcome first = load.add(records.subList(0, 300));
+      assertThat(first.total()).isZero();
+      assertThat(s.get(records.get(0).key())).isEmpty();
+      assertThat(s.sketches().fingerprint(P)).isEqualTo(Fingerprint.EMPTY);
+      // The 401st record ends the first chunk of 400: those become visible.
+      ApplyOutcome second = load.add(records.subList(300, 500));
+      assertThat(second.applied()).isEqualTo(400);
+      assertThat(s.get(records.get(399).key())).contains(records.get(399));
+      assertThat(s.get(records.get(400).key())).isEmpty();
+      assertThat(load.finish().applied()).isEqualTo(100);
+      assertSameAsApplied(s, records);
+    }
+  }
+
+  @Test
+  void aLoadClosedBeforeFinishLeavesNothing() throws IOException {
+    List<ReplicaRecord> records = partitionRecords(13, 300, 20);
+    Path dir = tmp.resolve("c");
+    try (ReplicaStore s = open(dir)) {
+      try (RecordStore.PartitionLoad load = ingest(s, P)) {
+        load.add(records);
+      }
+      assertThat(s.recordCount()).isZero();
+      assertThat(contents(s)).isEmpty();
+      assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  @Test
+  void aLocalWriteInTheRangeSendsTheChunkThroughTheConflictRule() {
+    List<ReplicaRecord> records = partitionRecords(14, 400, 20);
+    ReplicaRecord mid = records.get(200);
+    try (ReplicaStore s = open(tmp.resolve("w"))) {
+      ApplyOutcome outcome;
+      try (RecordStore.PartitionLoad load = ingest(s, P)) {
+        ApplyOutcome taken = load.add(records);
+        // A client writes one of the keys while the load is open: a newer version.
+        long v = s.put(mid.key(), bytes("local"));
+        outcome = taken.plus(load.finish());
+        assertThat(s.get(mid.key()).orElseThrow().version()).isEqualTo(v);
+      }
+      assertThat(outcome.applied()).isEqualTo(records.size() - 1);
+      assertThat(outcome.stale()).isEqualTo(1);
+      assertThat(s.get(mid.key()).orElseThrow().value()).isEqualTo(bytes("local"));
+      for (ReplicaRecord r : records) {
+        if (!Arrays.equals(r.key(), mid.key())) {
+          assertThat(s.get(r.key())).contains(r);
+        }
+      }
+      assertThat(s.recordCount()).isEqualTo(records.size());
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  @Test
+  void aRowOutOfOrderEndsTheChunkAndTheRestIsApplied() {
+    List<ReplicaRecord> records = partitionRecords(15, 600, 20);
+    List<ReplicaRecord> sent = new ArrayList<>(records.subList(0, 300));
+    sent.add(records.get(100)); // a repeat: not after the row before
+    sent.addAll(records.subList(300, 600));
+    try (ReplicaStore s = open(tmp.resolve("o"))) {
+      ApplyOutcome outcome;
+      try (RecordStore.PartitionLoad load = ingest(s, P)) {
+        ApplyOutcome taken = loadInBatches(load, sent, 250);
+        assertThat(s.get(records.get(0).key())).contains(records.get(0)); // chunk ingested
+        outcome = taken.plus(load.finish());
+      }
+      assertThat(outcome.applied()).isEqualTo(600);
+      assertThat(outcome.duplicate()).isEqualTo(1);
+      assertSameAsApplied(s, records);
+    }
+  }
+
+  @Test
+  void tombstonesPastTheGracePeriodAreNotStored() {
+    List<ReplicaRecord> records = new ArrayList<>(partitionRecords(16, 200, 20));
+    List<ReplicaRecord> sent = new ArrayList<>();
+    int expired = 0;
+    for (ReplicaRecord r : records) {
+      if (r.tombstone()) {
+        // 8 days old: past the default grace of 7 days.
+        sent.add(
+            ReplicaRecord.tombstone(r.key(), HybridClock.version(NOW - 8 * 86_400_000L, 0), 7));
+        expired++;
+      } else {
+        sent.add(r);
+      }
+    }
+    assertThat(expired).isPositive();
+    try (ReplicaStore s = open(tmp.resolve("g"))) {
+      ApplyOutcome outcome;
+      try (RecordStore.PartitionLoad load = ingest(s, P)) {
+        outcome = load.add(sent).plus(load.finish());
+      }
+      assertThat(outcome.duplicate()).isEqualTo(expired);
+      assertThat(outcome.applied()).isEqualTo(sent.size() - expired);
+      assertSameAsApplied(s, sent);
+      assertThat(s.recordCount()).isEqualTo(sent.size() - expired);
+    }
+  }
+
+  @Test
+  void aRecordOfAnotherPartitionIsRefused() {
+    List<ReplicaRecord> records = partitionRecords(17, 10, 20);
+    try (ReplicaStore s = open(tmp.resolve("x"));
+        RecordStore.PartitionLoad load = ingest(s, P + 1)) {
+      assertThatThrownBy(() -> load.add(records))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("not of the partition being loaded, " + (P + 1));
+    }
+  }
+
+  /** Fails (an I/O error) or crashes (an Error nothing catches) at one ingest step. */
+  private static ReplicaStore.Hooks at(int step, boolean crash) {
+    return new ReplicaStore.Hooks() {
+      @Override
+      void ingestStep(int s) throws RocksDBException {
+        if (s == step) {
+          if (crash) {
+            throw new SimulatedCrash();
+          }
+          throw new RocksDBException("injected: IO error: No space left on device");
+        }
+      }
+    };
+  }
+
+  private static final class SimulatedCrash extends Error {
+    private static final long serialVersionUID = 1L;
+
+    SimulatedCrash() {
+      super("simulated crash");
+    }
+  }
+
+  @Test
+  void aFailedIngestIsUndoneAtOnceAndTheStoreStaysWritable() {
+    for (int step = 1; step <= 3; step++) {
+      List<ReplicaRecord> earlier = partitionRecords(18, 100, 20);
+      List<ReplicaRecord> records = partitionRecords(19, 300, 20);
+      Path dir = tmp.resolve("f" + step);
+      try (ReplicaStore s = open(dir, at(step, false))) {
+        s.putAll(earlier.subList(0, 10)); // rows of the partition outside the chunk's range
+        List<ReplicaRecord> before = contents(s);
+        List<Fingerprint> fps = fingerprints(s);
+        try (RecordStore.PartitionLoad load = ingest(s, P)) {
+          load.add(records);
+          assertThatThrownBy(load::finish)
+              .as("step %d", step)
+              .isInstanceOf(StoreException.class)
+              .hasMessageContaining("No space left on device");
+        }
+        assertThat(contents(s)).as("step %d", step).isEqualTo(before);
+        assertThat(fingerprints(s)).isEqualTo(fps);
+        assertThat(s.selfCheck().ok()).isTrue();
+        s.put(bytes("after"), bytes("v")); // still writable
+      }
+      try (ReplicaStore s = open(dir)) {
+        assertThat(s.recoveredIngest()).isEqualTo(-1);
+        assertThat(s.selfCheck().ok()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void aCrashBetweenTheIngestsIsUndoneAtTheNextOpen() throws IOException {
+    for (int step = 1; step <= 3; step++) {
+      List<ReplicaRecord> records = partitionRecords(20, 300, 20);
+      List<ReplicaRecord> other = partitionRecords(21, 20, 20);
+      Path dir = tmp.resolve("k" + step);
+      List<ReplicaRecord> before;
+      try (ReplicaStore s = open(dir, at(step, true))) {
+        s.putAll(other);
+        before = contents(s);
+        RecordStore.PartitionLoad load = ingest(s, P);
+        load.add(records);
+        assertThatThrownBy(load::finish).isInstanceOf(SimulatedCrash.class);
+        load.close();
+      }
+      try (ReplicaStore s = open(dir)) {
+        assertThat(s.recoveredIngest()).as("step %d", step).isEqualTo(P);
+        assertThat(contents(s)).isEqualTo(before);
+        assertThat(s.selfCheck().ok()).isTrue();
+        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+      }
+      try (ReplicaStore s = open(dir)) {
+        assertThat(s.recoveredIngest()).isEqualTo(-1);
+      }
+    }
+  }
+
+  @Test
+  void aReadOnlyOpenRefusesAStoreWithAnInterruptedIngest() {
+    List<ReplicaRecord> records = partitionRecords(22, 50, 20);
+    Path dir = tmp.resolve("r");
+    try (ReplicaStore s = open(dir, at(2, true))) {
+      RecordStore.PartitionLoad load = ingest(s, P);
+      load.add(records);
+      assertThatThrownBy(load::finish).isInstanceOf(SimulatedCrash.class);
+      load.close();
+    }
+    AtomicLong ms = Fixtures.manualMillis(NOW);
+    assertThatThrownBy(
+            () -> ReplicaStore.open(Fixtures.options(dir, null, PARAMS, ms).readOnly(true).build()))
+        .isInstanceOf(StoreException.class)
+        .hasMessageContaining("open it writable once to undo it");
+  }
+
+  @Test
+  void twoLoadsOfOnePartitionEndAsOne() {
+    List<ReplicaRecord> records = partitionRecords(23, 400, 20);
+    try (ReplicaStore s = open(tmp.resolve("t"))) {
+      ApplyOutcome a;
+      ApplyOutcome b;
+      try (RecordStore.PartitionLoad first = ingest(s, P);
+          RecordStore.PartitionLoad second = ingest(s, P)) {
+        a = first.add(records);
+        b = second.add(records);
+        a = a.plus(first.finish());
+        b = b.plus(second.finish()); // its range holds the first's records now: applied
+      }
+      assertThat(a.applied()).isEqualTo(records.size());
+      assertThat(b.applied()).isZero();
+      assertThat(b.duplicate()).isEqualTo(records.size());
+      assertSameAsApplied(s, records);
+    }
+  }
+
+  @Test
+  void aLoadBelowTheThresholdIsHeldBackAndAppliedAtFinish() throws IOException {
+    List<ReplicaRecord> records = partitionRecords(24, 300, 40);
+    Path dir = tmp.resolve("s");
+    try (ReplicaStore s = open(dir)) {
+      ApplyOutcome outcome;
+      try (RecordStore.PartitionLoad load = s.load(P)) { // the default threshold, 4 MiB
+        ApplyOutcome taken = loadInBatches(load, records, 70);
+        assertThat(taken.total()).isZero();
+        assertThat(s.recordCount()).isZero();
+        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+        outcome = taken.plus(load.finish());
+      }
+      assertThat(outcome.applied()).isEqualTo(records.size());
+      assertThat(s.stats().ingestedRecords()).isZero();
+      assertSameAsApplied(s, records);
+    }
+  }
+
+  @Test
+  void reachingTheThresholdStartsATableFileWithTheRecordsHeldBack() throws IOException {
+    List<ReplicaRecord> records = partitionRecords(25, 400, 40);
+    long bytes = 0;
+    int below = 0; // records whose bytes stay under the threshold
+    long threshold = 100L * (records.get(0).key().length + 40);
+    for (ReplicaRecord r : records) {
+      bytes += r.key().length + r.value().length;
+      if (bytes >= threshold) {
+        break;
+      }
+      below++;
+    }
+    Path dir = tmp.resolve("h");
+    try (ReplicaStore s = open(dir)) {
+      ApplyOutcome outcome;
+      try (RecordStore.PartitionLoad load = s.load(P, PartitionIngest.CHUNK_RECORDS, threshold)) {
+        outcome = load.add(records.subList(0, below));
+        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+        outcome = outcome.plus(load.add(records.subList(below, records.size())));
+        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isEqualTo(1);
+        assertThat(s.recordCount()).isZero();
+        outcome = outcome.plus(load.finish());
+      }
+      assertThat(outcome.applied()).isEqualTo(records.size());
+      assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+      assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
+      assertSameAsApplied(s, records);
+    }
+  }
+}
