@@ -84,11 +84,11 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
 
   /**
    * Fewest bytes of keys and values for which a chunk is written as table files; a smaller one (the
-   * rest of a partition, or a small partition) goes through {@code apply}. Each ingested chunk
-   * costs two files, each synced, a synced marker and two ingests (a few milliseconds); below about
-   * this size the write batches are as fast (docs/benchmarks.md 3a).
+   * tail of a partition, or a small partition) goes through {@code apply} at its end. Each ingested
+   * chunk costs two files, each synced, a synced marker and two ingests: many small partitions
+   * should not each pay that.
    */
-  static final long MIN_INGEST_BYTES = 4L << 20;
+  static final long MIN_INGEST_BYTES = 1L << 20;
 
   /** The {@code meta} row naming a chunk being ingested: first row length, first row, last row. */
   static final byte[] MARKER = StoreDb.ascii("ingest");

@@ -385,7 +385,7 @@ final class PartitionIngestTest {
     Path dir = tmp.resolve("s");
     try (ReplicaStore s = open(dir)) {
       ApplyOutcome outcome;
-      try (RecordStore.PartitionLoad load = s.load(P)) { // the default threshold, 4 MiB
+      try (RecordStore.PartitionLoad load = s.load(P)) { // the default threshold, 1 MiB
         ApplyOutcome taken = loadInBatches(load, records, 70);
         assertThat(taken.total()).isZero();
         assertThat(s.recordCount()).isZero();
