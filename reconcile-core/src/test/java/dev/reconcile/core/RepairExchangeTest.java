@@ -579,11 +579,24 @@ class RepairExchangeTest {
     }
   }
 
+  /**
+   * A round in which {@code empty} (the initiator) catches up from {@code source}: batches of at
+   * most 10 records, 40 of a bulk partition.
+   */
+  private static ReconcileSession[] catchUp(
+      DeferringStore empty, MemoryReplica source, RoundProgress progress) {
+    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
+    return new ReconcileSession[] {
+      ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, progress),
+      ReconcileSession.responder(
+          SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source)
+    };
+  }
+
   @Test
   void aBulkPartitionIsLoadedWholeAndCountedWhenItsLoadFinishes() {
     MemoryReplica source = filled(2000, 100);
     DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
-    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
     List<String> marks = new ArrayList<>();
     RoundProgress progress =
         new RoundProgress() {
@@ -597,12 +610,9 @@ class RepairExchangeTest {
           @Override
           public void roundComplete() {}
         };
-    ReconcileSession i =
-        ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, progress);
-    ReconcileSession r =
-        ReconcileSession.responder(
-            SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source);
-    LocalRound.run(i, r);
+    ReconcileSession[] s = catchUp(empty, source, progress);
+    ReconcileSession i = s[0];
+    LocalRound.run(i, s[1]);
     assertThat(i.succeeded()).as(i.failure().toString()).isTrue();
     assertThat(i.repairStats().verified()).isTrue();
     assertThat(contents(empty.inner)).isEqualTo(contents(source));
@@ -623,12 +633,9 @@ class RepairExchangeTest {
       MemoryReplica source = filled(2000, 100);
       DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
       empty.failFinishOf = "finish " + last;
-      RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
-      ReconcileSession i =
-          ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, null);
-      ReconcileSession r =
-          ReconcileSession.responder(
-              SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source);
+      ReconcileSession[] s = catchUp(empty, source, null);
+      ReconcileSession i = s[0];
+      ReconcileSession r = s[1];
       LocalRound.run(i, r);
       assertThat(i.failure().orElseThrow().message())
           .as("partition %d", last)
@@ -645,12 +652,9 @@ class RepairExchangeTest {
   void anAbortedRoundClosesTheOpenLoadWithoutFinishingIt() {
     MemoryReplica source = filled(2000, 100);
     DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
-    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
-    ReconcileSession i =
-        ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, null);
-    ReconcileSession r =
-        ReconcileSession.responder(
-            SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source);
+    ReconcileSession[] s = catchUp(empty, source, null);
+    ReconcileSession i = s[0];
+    ReconcileSession r = s[1];
     AtomicInteger batches = new AtomicInteger();
     LocalRound.run(
         i,
