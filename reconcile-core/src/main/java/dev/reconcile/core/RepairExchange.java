@@ -21,8 +21,10 @@ import java.util.Map;
  * acknowledged sends {@code RepairEnd}; once both have, the session verifies ({@link Verify}).
  *
  * <p>Progress (initiator): a partition is marked repaired once its records went both ways: every
- * batch this side sent for it was acknowledged and the responder (which streams in ascending order)
- * has moved past it. An interrupted round resumes with the partitions not marked.
+ * batch this side sent for it was acknowledged (for a partition sent whole, which the peer may load
+ * and make visible only at the partition's end, also a batch of a later partition) and the
+ * responder (which streams in ascending order) has moved past it. An interrupted round resumes with
+ * the partitions not marked.
  */
 final class RepairExchange {
   private final SessionContext ctx;
@@ -85,6 +87,10 @@ final class RepairExchange {
   private boolean selfEnded;
   private boolean peerEnded;
   private int peerPartitionSeen = -1;
+
+  /** The highest partition of a batch the peer acknowledged as applied. */
+  private int maxAckedPartition = -1;
+
   private int marked; // partitions [0, marked) of ctx.partitions are marked
 
   /** The bulk partition being received, or null. */
@@ -260,6 +266,12 @@ final class RepairExchange {
     updateProgress();
   }
 
+  /** True when this side streams partition {@code p} whole because the peer held none of it. */
+  private boolean sentWhole(int p) {
+    PartitionOutcome o = ctx.outcomes.get(p);
+    return o != null && o.path() == PartitionOutcome.Path.BULK && o.lacksThere() > 0;
+  }
+
   /** True when the peer streams partition {@code p} whole because this side held none of it. */
   private boolean receivesWhole(int p) {
     PartitionOutcome o = ctx.outcomes.get(p);
@@ -371,6 +383,7 @@ final class RepairExchange {
       throw new PeerApplyFailure(
           "peer could not apply batch " + a.getBatchSeq() + ": " + Wire.peerText(a.getError()));
     }
+    maxAckedPartition = Math.max(maxAckedPartition, p);
     updateProgress();
   }
 
@@ -433,7 +446,12 @@ final class RepairExchange {
     int[] ps = ctx.partitions;
     while (marked < ps.length) {
       int p = ps[marked];
-      boolean sentAll = p < sendingNow && unackedByPartition.getOrDefault(p, 0) == 0;
+      // A partition sent whole may sit in the peer's load until the peer takes a batch of a later
+      // partition (or this side's RepairEnd): only then are its acknowledged batches visible there.
+      boolean sentAll =
+          p < sendingNow
+              && unackedByPartition.getOrDefault(p, 0) == 0
+              && (!sentWhole(p) || p < maxAckedPartition);
       boolean receivedAll = peerEnded || p < peerPartitionSeen;
       if (!(sentAll && receivedAll)) {
         break;

@@ -672,4 +672,56 @@ class RepairExchangeTest {
     assertThat(empty.open).isZero();
     assertThat(contents(empty.inner)).isEmpty();
   }
+
+  /**
+   * The sender marks a partition it sent whole only once the receiver's load has made it visible:
+   * an acknowledgement means taken, not visible, so a round cut after the last batch of a partition
+   * was acknowledged, and before the receiver took a batch of the next one, must not have marked it
+   * (the resumed round would skip records the receiver dropped).
+   */
+  @Test
+  void theSenderMarksAPartitionSentWholeOnlyOnceItIsVisibleThere() {
+    for (int cutAt = 1; cutAt < PARAMS.partitions(); cutAt++) {
+      MemoryReplica source = filled(2000, 100);
+      DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
+      List<Integer> marked = new ArrayList<>();
+      RoundProgress progress =
+          new RoundProgress() {
+            @Override
+            public void partitionRepaired(int partition) {
+              marked.add(partition);
+            }
+
+            @Override
+            public void roundComplete() {}
+          };
+      RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
+      ReconcileSession i =
+          ReconcileSession.initiator(config(repair), source.sketches(), source, progress);
+      ReconcileSession r =
+          ReconcileSession.responder(
+              SessionConfig.of("c", "right", 0).withRepair(repair), empty.inner.sketches(), empty);
+      int cut = cutAt;
+      LocalRound.run(
+          i,
+          r,
+          e -> {
+            if (e.hasRecordBatch() && e.getRecordBatch().getPartition() == cut) {
+              // The first batch of partition `cut` never arrives: the round is cut there.
+              if (i.failure().isEmpty()) {
+                i.abort("peer gone");
+                r.abort("peer gone");
+              }
+              return null;
+            }
+            return e;
+          },
+          UnaryOperator.identity());
+      assertThat(i.failure()).isPresent();
+      for (int p : marked) {
+        assertThat(empty.calls).as("cut at %d, marked %s", cut, marked).contains("finish " + p);
+      }
+      assertThat(marked).as("cut at %d", cut).hasSize(cut - 1);
+    }
+  }
 }

@@ -217,12 +217,15 @@ class RepairIntegrityTest {
               });
       RoundReport r = repair(a, b);
       assertThat(r.ok).isFalse();
+      // b held none of a's partitions: each is loaded whole and written at its end (under 1 MiB,
+      // through one write batch), so the fourth write is the fourth partition's.
       assertThat(r.error)
           .contains("could not apply batch")
+          .contains("loading partition 3 failed")
           .contains("No space left on device")
-          .contains("nothing of it applied");
+          .contains("store and sketches unchanged");
       assertThat(failedBatch.get()).isPositive();
-      // Exactly the batches before the failing one are stored; none of the failing one.
+      // Exactly the writes before the failing one are stored; none of the failing one.
       assertThat(b.store().recordCount()).isEqualTo(written.get());
       assertThat(contents(b.store())).hasSize((int) written.get());
       assertThat(b.store().selfCheck().ok()).isTrue();
