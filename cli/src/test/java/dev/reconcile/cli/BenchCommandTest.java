@@ -143,16 +143,17 @@ class BenchCommandTest {
             out.toString());
     assertThat(r.status()).as(r.err()).isZero();
     List<Map<String, String>> rows = csv(out.resolve("apply-trials.csv"));
-    assertThat(rows).hasSize(8);
+    assertThat(rows).hasSize(10);
     for (Map<String, String> row : rows) {
       assertThat(row.get("correct")).as(row.toString()).isEqualTo("true");
       assertThat(Double.parseDouble(row.get("records_per_s"))).isPositive();
     }
     assertThat(rows.stream().map(m -> m.get("mode")).distinct())
-        .containsExactlyInAnyOrder("rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store");
+        .containsExactlyInAnyOrder(
+            "rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store", "store-ingest");
     assertThat(rows.stream().map(m -> m.get("value_bytes")).distinct())
         .containsExactlyInAnyOrder("100", "65536");
-    assertThat(csv(out.resolve("apply-summary.csv"))).hasSize(8);
+    assertThat(csv(out.resolve("apply-summary.csv"))).hasSize(10);
     assertThat(out.resolve("apply-ceiling.png")).isNotEmptyFile();
     assertThat(out.resolve("apply-work")).doesNotExist();
   }
