@@ -389,23 +389,28 @@ class RepairExchangeTest {
     assertThat(i.isFinished()).isTrue();
   }
 
+  /** The partitions a round marks repaired, in order, and how often it completed. */
+  private static final class Marks implements RoundProgress {
+    final List<Integer> marked = new ArrayList<>();
+    final AtomicInteger completed = new AtomicInteger();
+
+    @Override
+    public void partitionRepaired(int partition) {
+      marked.add(partition);
+    }
+
+    @Override
+    public void roundComplete() {
+      completed.incrementAndGet();
+    }
+  }
+
   @Test
   void progressMarksEveryPartitionAndClearsAtTheEnd() {
     MemoryReplica[] m = divergent(9, 400, 300, 300);
-    List<Integer> marked = new ArrayList<>();
-    AtomicInteger completed = new AtomicInteger();
-    RoundProgress progress =
-        new RoundProgress() {
-          @Override
-          public void partitionRepaired(int partition) {
-            marked.add(partition);
-          }
-
-          @Override
-          public void roundComplete() {
-            completed.incrementAndGet();
-          }
-        };
+    Marks progress = new Marks();
+    List<Integer> marked = progress.marked;
+    AtomicInteger completed = progress.completed;
     ReconcileSession i =
         ReconcileSession.initiator(config(repairConfig(2, 16)), m[0].sketches(), m[0], progress);
     ReconcileSession r =
@@ -684,17 +689,8 @@ class RepairExchangeTest {
     for (int cutAt = 1; cutAt < PARAMS.partitions(); cutAt++) {
       MemoryReplica source = filled(2000, 100);
       DeferringStore empty = new DeferringStore(new MemoryReplica(PARAMS, ESTIMATORS));
-      List<Integer> marked = new ArrayList<>();
-      RoundProgress progress =
-          new RoundProgress() {
-            @Override
-            public void partitionRepaired(int partition) {
-              marked.add(partition);
-            }
-
-            @Override
-            public void roundComplete() {}
-          };
+      Marks progress = new Marks();
+      List<Integer> marked = progress.marked;
       RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
       ReconcileSession i =
           ReconcileSession.initiator(config(repair), source.sketches(), source, progress);
