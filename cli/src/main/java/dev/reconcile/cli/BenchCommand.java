@@ -513,7 +513,8 @@ final class BenchCommand implements Callable<Integer> {
   /**
    * The apply ceiling ({@link ApplyBench}): the catch-up's two cases (--catchup-records x
    * --catchup-value-bytes, --catchup-large-records x --catchup-large-value-bytes) written in this
-   * JVM by plain RocksDB, an SST file, and the store with and without sketches.
+   * JVM by plain RocksDB, an SST file, and the store: without sketches, with them, and receiving
+   * each partition as a load (ingested table files).
    */
   private void apply(PrintWriter out, PrintWriter err) throws Exception {
     if (applyTrials < 1 || catchupRecords < 1 || catchupLargeRecords < 0) {

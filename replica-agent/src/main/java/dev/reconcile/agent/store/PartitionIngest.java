@@ -220,13 +220,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
 
   /** A load too small for a table file: the held-back records through {@code apply}. */
   private ApplyOutcome applyPending() {
-    ApplyOutcome out = ApplyOutcome.EMPTY;
-    for (int i = 0; i < pending.size(); i += ReplicaStore.BULK_BATCH) {
-      out =
-          out.plus(
-              writer.apply(
-                  pending.subList(i, Math.min(pending.size(), i + ReplicaStore.BULK_BATCH))));
-    }
+    ApplyOutcome out = writer.applyAll(pending);
     pending.clear();
     pendingBytes = 0;
     return out;

@@ -241,6 +241,20 @@ final class RecordWriter {
     }
   }
 
+  /**
+   * {@link #apply} in batches of {@value ReplicaStore#BULK_BATCH}, each atomic; a failure leaves
+   * the earlier batches applied.
+   */
+  ApplyOutcome applyAll(List<ReplicaRecord> records) {
+    ApplyOutcome out = ApplyOutcome.EMPTY;
+    for (int i = 0; i < records.size(); i += ReplicaStore.BULK_BATCH) {
+      out =
+          out.plus(
+              apply(records.subList(i, Math.min(records.size(), i + ReplicaStore.BULK_BATCH))));
+    }
+    return out;
+  }
+
   /** Fills each slot's current record (under the writer lock). */
   private void readCurrent(List<Slot> slots) throws RocksDBException {
     List<byte[]> rows = new ArrayList<>(slots.size());

@@ -151,11 +151,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * atomic; a failure leaves the earlier batches applied.
    */
   public long putAll(List<ReplicaRecord> records) {
-    long applied = 0;
-    for (int i = 0; i < records.size(); i += BULK_BATCH) {
-      applied += apply(records.subList(i, Math.min(records.size(), i + BULK_BATCH))).applied();
-    }
-    return applied;
+    return writer.applyAll(records).applied();
   }
 
   /**
