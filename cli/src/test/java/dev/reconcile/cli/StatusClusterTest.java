@@ -3,11 +3,11 @@ package dev.reconcile.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.ReplicaAgent;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -21,10 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 class StatusClusterTest {
   @TempDir Path dir;
 
-  static int freePort() throws IOException {
-    return dev.reconcile.agent.AgentCluster.clusterPort("127.0.0.1");
-  }
-
   private ReplicaAgent start(String node, int port, int seed) throws Exception {
     Map<String, String> m = dev.reconcile.agent.AgentCluster.baseConfig(node, dir);
     m.put("cluster-listen", "127.0.0.1:" + port);
@@ -36,9 +32,9 @@ class StatusClusterTest {
 
   @Test
   void printsMembersAndWhoDiffers() throws Exception {
-    int p0 = freePort();
+    int p0 = AgentCluster.clusterPort("127.0.0.1");
     try (ReplicaAgent a = start("alpha", p0, p0);
-        ReplicaAgent b = start("beta", freePort(), p0)) {
+        ReplicaAgent b = start("beta", AgentCluster.clusterPort("127.0.0.1"), p0)) {
       for (int i = 0; i < 10; i++) {
         b.store().put(("k" + i).getBytes(StandardCharsets.UTF_8), new byte[] {1});
       }

@@ -3,6 +3,7 @@ package dev.reconcile.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.cli.replay.ProcessCluster;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -67,7 +68,7 @@ class AgentImageScriptTest {
     // Local name resolution only (no DNS traffic leaves the machine).
     Files.writeString(root.resolve("etc/resolv.conf"), "nameserver 127.0.0.1\n");
     Files.createDirectories(root.resolve("data/a"));
-    int clusterPort = ClusterScenario.freePort("127.0.0.27");
+    int clusterPort = AgentCluster.clusterPort("127.0.0.27");
     // Without /proc (Docker mounts it; chroot does not) the loader cannot expand $ORIGIN.
     ProcessBuilder pb =
         new ProcessBuilder(

@@ -2,6 +2,7 @@ package dev.reconcile.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.cli.replay.HttpCluster;
 import io.vertx.core.json.JsonObject;
@@ -103,16 +104,11 @@ final class ClusterScenario {
     return "n" + i;
   }
 
-  /** A member's cluster port on {@code host}: see {@code AgentCluster.clusterPort}. */
-  static int freePort(String host) throws IOException {
-    return dev.reconcile.agent.AgentCluster.clusterPort(host);
-  }
-
   Times run() throws Exception {
     List<String> clusterAddrs = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       String h = cluster.bindHost(i);
-      clusterAddrs.add(h + ":" + freePort(h));
+      clusterAddrs.add(h + ":" + AgentCluster.clusterPort(h));
     }
     // Seeds: the first two members only; the others are found through them.
     String seeds = clusterAddrs.get(0) + "," + clusterAddrs.get(1);

@@ -3,6 +3,7 @@ package dev.reconcile.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.ReplicaAgent;
 import java.io.IOException;
@@ -142,9 +143,9 @@ class StatusPageBrowserTest {
 
   @Test
   void pageShowsMembersDivergenceAndRoundsBehindTheReadToken() throws Exception {
-    int p0 = ClusterScenario.freePort("127.0.0.1");
-    int p1 = ClusterScenario.freePort("127.0.0.1");
-    int p2 = ClusterScenario.freePort("127.0.0.1");
+    int p0 = AgentCluster.clusterPort("127.0.0.1");
+    int p1 = AgentCluster.clusterPort("127.0.0.1");
+    int p2 = AgentCluster.clusterPort("127.0.0.1");
     // Hour-long intervals: entries are published when an agent joins and no round runs.
     ReplicaAgent n0 = start("n0", p0, p0, "1h");
     ReplicaAgent n1 = start("n1", p1, p0, "1h");

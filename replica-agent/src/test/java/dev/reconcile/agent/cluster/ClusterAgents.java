@@ -4,7 +4,6 @@ import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.ReplicaAgent;
 import io.vertx.core.json.JsonObject;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,11 +24,6 @@ final class ClusterAgents implements AutoCloseable {
 
   ClusterAgents(Path dir) {
     this.dir = dir;
-  }
-
-  /** A port free on 127.0.0.1 now. */
-  static int freePort() throws IOException {
-    return AgentCluster.clusterPort("127.0.0.1");
   }
 
   /** Base config plus cluster mode on {@code clusterPort}, joining through {@code seeds}. */

@@ -3,6 +3,7 @@ package dev.reconcile.agent.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.core.Fingerprint;
 import io.vertx.core.Future;
@@ -74,11 +75,12 @@ class ClusterModeTest {
    * ticks them; returns once n0 sees them all.
    */
   static List<ReplicaAgent> startTicked(ClusterAgents c, int count) throws Exception {
-    int p0 = ClusterAgents.freePort();
+    int p0 = AgentCluster.clusterPort("127.0.0.1");
     String seeds = "127.0.0.1:" + p0;
     List<ReplicaAgent> as = new ArrayList<>();
     for (int i = 0; i < count; i++) {
-      Map<String, String> m = c.config("n" + i, i == 0 ? p0 : ClusterAgents.freePort(), seeds);
+      Map<String, String> m =
+          c.config("n" + i, i == 0 ? p0 : AgentCluster.clusterPort("127.0.0.1"), seeds);
       m.put("repair-interval", "0");
       as.add(c.start(m));
     }
@@ -245,12 +247,13 @@ class ClusterModeTest {
   @Test
   void backgroundRoundsConvergeAndARestartedMemberCatchesUp() throws Exception {
     try (ClusterAgents c = new ClusterAgents(dir)) {
-      int p0 = ClusterAgents.freePort();
+      int p0 = AgentCluster.clusterPort("127.0.0.1");
       String seeds = "127.0.0.1:" + p0;
       List<ReplicaAgent> as = new ArrayList<>();
       List<Map<String, String>> configs = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        Map<String, String> m = c.config("n" + i, i == 0 ? p0 : ClusterAgents.freePort(), seeds);
+        Map<String, String> m =
+            c.config("n" + i, i == 0 ? p0 : AgentCluster.clusterPort("127.0.0.1"), seeds);
         configs.add(m);
         as.add(c.start(m));
       }
@@ -299,7 +302,7 @@ class ClusterModeTest {
   @Test
   void clusterViewNeedsTheReadTokenAndThePageDoesNot() throws Exception {
     try (ClusterAgents c = new ClusterAgents(dir)) {
-      int p0 = ClusterAgents.freePort();
+      int p0 = AgentCluster.clusterPort("127.0.0.1");
       Map<String, String> m = c.config("n0", p0, "127.0.0.1:" + p0);
       m.put("read-token", "reader");
       m.put("admin-token", "admin");

@@ -8,6 +8,7 @@ import com.hazelcast.config.Config;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
+import dev.reconcile.agent.AgentCluster;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
@@ -61,10 +62,6 @@ class ClusterRogueMemberTest {
     nodeB = Certs.node(pki, ca, "b");
     otherCa = Certs.ca(pki, "rogue-ca");
     rogue = Certs.node(pki, otherCa, "evil");
-  }
-
-  static int freePort() throws Exception {
-    return dev.reconcile.agent.AgentCluster.clusterPort("127.0.0.1");
   }
 
   static Map<String, String> config(Certs.Issued node, int port, int seed) {
@@ -129,9 +126,9 @@ class ClusterRogueMemberTest {
 
   @Test
   void rogueMemberCannotHideADifferenceNorReceiveRecords() throws Exception {
-    int pa = freePort();
-    int pb = freePort();
-    int pr = freePort();
+    int pa = AgentCluster.clusterPort("127.0.0.1");
+    int pb = AgentCluster.clusterPort("127.0.0.1");
+    int pr = AgentCluster.clusterPort("127.0.0.1");
     try (Agents c = new Agents(dir);
         RogueServer evilPeer = new RogueServer()) {
       ReplicaAgent a = c.start("a", config(nodeA, pa, pa));
