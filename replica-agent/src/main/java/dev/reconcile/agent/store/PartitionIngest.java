@@ -1,12 +1,12 @@
 package dev.reconcile.agent.store;
 
-import static dev.reconcile.agent.store.StoreDb.EMPTY;
 import static dev.reconcile.agent.store.StoreDb.longBytes;
 
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -117,7 +117,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private SstFileWriter file;
   private Path recordsFile;
   private byte[] firstRow;
-  private byte[] lastRow;
+  private byte[] lastKey; // of the last row taken or held back: rows are partition, then key
   private long[] elements = new long[1024];
   private byte[][] keys = new byte[1024][];
   private int n;
@@ -128,6 +128,10 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private boolean applying;
 
   private boolean closed;
+
+  // Reused for each row and value handed to a table file (grown as needed, never shrunk).
+  private ByteBuffer rowBuffer = ByteBuffer.allocateDirect(64);
+  private ByteBuffer valueBuffer = ByteBuffer.allocateDirect(4096);
 
   PartitionIngest(
       StoreDb s,
@@ -178,8 +182,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
                   + ", not of the partition being loaded, "
                   + partition);
         }
-        byte[] row = RecordKeys.of(partition, r.key());
-        if (lastRow != null && Arrays.compareUnsigned(row, lastRow) <= 0) {
+        if (lastKey != null && Arrays.compareUnsigned(r.key(), lastKey) <= 0) {
           // Out of order: what came so far is one chunk, the rest is applied.
           visible = visible.plus(endChunk());
           applying = true;
@@ -190,7 +193,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
         }
         if (file == null && pendingBytes < minIngestBytes) {
           // Too few bytes yet to pay for two table files and their syncs: held back.
-          lastRow = row;
+          lastKey = r.key();
           pending.add(r);
           pendingBytes += r.key().length + r.value().length;
           if (pendingBytes >= minIngestBytes) {
@@ -198,7 +201,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           }
           continue;
         }
-        take(r, keyHash, row);
+        take(r, keyHash);
       }
       return visible;
     } catch (RocksDBException e) {
@@ -212,7 +215,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   /** The held-back records are enough for a table file: they start it. */
   private void spillPending() throws RocksDBException {
     for (ReplicaRecord r : pending) {
-      take(r, s.spec.keyHash(r.key()), RecordKeys.of(partition, r.key()));
+      take(r, s.spec.keyHash(r.key()));
     }
     pending.clear();
     pendingBytes = 0;
@@ -226,11 +229,11 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     return out;
   }
 
-  private void take(ReplicaRecord r, long keyHash, byte[] row) throws RocksDBException {
+  private void take(ReplicaRecord r, long keyHash) throws RocksDBException {
     if (Long.compareUnsigned(r.version(), maxVersion) > 0) {
       maxVersion = r.version();
     }
-    lastRow = row;
+    lastKey = r.key();
     if (r.tombstone() && HybridClock.physicalMillis(r.version()) < graceCutoffMillis) {
       expired++; // as apply does for an absent key: nothing to store
       return;
@@ -240,11 +243,15 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       recordsFile = newFile("records");
       file = new SstFileWriter(envOptions, recordFileOptions);
       file.open(recordsFile.toString());
-      firstRow = row;
+      firstRow = RecordKeys.of(partition, r.key());
     }
-    file.put(
-        row,
-        RecordCodec.encode(r.key(), r.version(), r.origin(), r.tombstone(), valueHash, r.value()));
+    // Through direct buffers: the writer copies from their memory, no array per row or value.
+    rowBuffer = fit(rowBuffer, RecordKeys.PREFIX + r.key().length);
+    rowBuffer.put((byte) (partition >>> 8)).put((byte) partition).put(r.key()).flip();
+    valueBuffer = fit(valueBuffer, RecordCodec.OVERHEAD + r.value().length);
+    RecordCodec.encode(
+        valueBuffer, r.key(), r.version(), r.origin(), r.tombstone(), valueHash, r.value());
+    file.put(rowBuffer, valueBuffer);
     if (n == elements.length) {
       elements = Arrays.copyOf(elements, n * 2);
       keys = Arrays.copyOf(keys, n * 2);
@@ -278,7 +285,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     maxVersion = 0;
     if (file == null) {
       clock.observe(observed);
-      lastRow = null;
+      lastKey = null;
       return out.plus(applyPending());
     }
     Path digestsFile = null;
@@ -302,16 +309,20 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
 
   /** Writes the chunk's digest rows, sorted, into a table file for the digests family. */
   private Path writeDigests() throws RocksDBException {
-    byte[][] rows = new byte[n][];
-    for (int i = 0; i < n; i++) {
-      rows[i] = DigestKeys.of(partition, elements[i], keys[i]);
-    }
-    Arrays.sort(rows, Arrays::compareUnsigned);
+    int[] order = DigestKeys.order(elements, keys, n);
     Path path = newFile("digests");
+    ByteBuffer empty = ByteBuffer.allocateDirect(0);
     try (SstFileWriter w = new SstFileWriter(envOptions, digestFileOptions)) {
       w.open(path.toString());
-      for (byte[] row : rows) {
-        w.put(row, EMPTY);
+      for (int i : order) {
+        rowBuffer = fit(rowBuffer, DigestKeys.PREFIX + keys[i].length);
+        rowBuffer
+            .put((byte) (partition >>> 8))
+            .put((byte) partition)
+            .putLong(elements[i])
+            .put(keys[i])
+            .flip();
+        w.put(rowBuffer, empty);
       }
       w.finish();
     }
@@ -325,6 +336,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private boolean ingest(Path digestsFile, long observed) throws RocksDBException {
     s.writer.lock();
     try {
+      byte[] lastRow = RecordKeys.of(partition, lastKey);
       if (holdsRecord(firstRow, lastRow)) {
         return false;
       }
@@ -358,7 +370,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
 
   private void undoAfterFailure(Exception cause) {
     try {
-      undo(s, partition, firstRow, lastRow);
+      undo(s, partition, firstRow, RecordKeys.of(partition, lastKey));
     } catch (RocksDBException | RuntimeException e) {
       cause.addSuppressed(e);
       s.markUnwritable(
@@ -406,6 +418,14 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     return out;
   }
 
+  /** {@code b} cleared, or a larger direct buffer when it holds fewer than {@code bytes}. */
+  private static ByteBuffer fit(ByteBuffer b, int bytes) {
+    if (b.capacity() >= bytes) {
+      return b.clear();
+    }
+    return ByteBuffer.allocateDirect(Math.max(bytes, 2 * b.capacity()));
+  }
+
   private void discardChunk() {
     if (file != null) {
       file.close();
@@ -416,8 +436,10 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     pending.clear();
     pendingBytes = 0;
     firstRow = null;
-    lastRow = null;
-    Arrays.fill(keys, 0, n, null);
+    lastKey = null;
+    for (int i = 0; i < n; i++) {
+      keys[i] = null; // a loop: Arrays.fill on a byte[][] deoptimizes a cold agent's C2 code
+    }
     n = 0;
   }
 

@@ -1,6 +1,7 @@
 package dev.reconcile.agent.store;
 
 import dev.reconcile.core.ReplicaRecord;
+import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
 /**
@@ -65,6 +66,36 @@ final class RecordCodec {
     int crc = crc(key, out, out.length - 4);
     putInt(out, out.length - 4, crc);
     return out;
+  }
+
+  /**
+   * {@link #encode} into {@code out} from its position, which must have room for {@link #OVERHEAD}
+   * plus the value's bytes; afterwards the encoded bytes are what remains between its position and
+   * limit (the position unchanged).
+   */
+  static void encode(
+      ByteBuffer out,
+      byte[] key,
+      long version,
+      long origin,
+      boolean tombstone,
+      long valueHash,
+      byte[] value) {
+    int start = out.position();
+    out.put(FORMAT_V1)
+        .putLong(version)
+        .putLong(origin)
+        .put((byte) (tombstone ? TOMBSTONE : 0))
+        .putLong(valueHash)
+        .put(value);
+    int end = out.position();
+    CRC32C c = new CRC32C();
+    c.update(key, 0, key.length);
+    out.limit(end).position(start);
+    c.update(out);
+    out.limit(end + 4);
+    out.putInt(end, (int) c.getValue());
+    out.position(start);
   }
 
   static Stored decode(byte[] key, byte[] b) {

@@ -145,6 +145,38 @@ final class PartitionIngestTest {
     }
   }
 
+  /**
+   * Keys and values of every size the table files' reused buffers grow through (keys of 1-300
+   * bytes, values of 0-70 000 bytes, in no order of size), ingested as the same records applied.
+   */
+  @Test
+  void recordsOfEverySizeAreIngestedAsApplied() {
+    long seed = 31;
+    Random rnd = new Random(seed);
+    HashSpec spec = PARAMS.spec();
+    List<ReplicaRecord> records = new ArrayList<>();
+    while (records.size() < 150) {
+      byte[] key = new byte[1 + rnd.nextInt(300)];
+      rnd.nextBytes(key);
+      if (HashSpec.partition(spec.keyHash(key), PARAMS.partitionsLog2()) != P) {
+        continue;
+      }
+      byte[] value = new byte[rnd.nextInt(4) == 0 ? rnd.nextInt(70_001) : rnd.nextInt(100)];
+      rnd.nextBytes(value);
+      records.add(ReplicaRecord.of(key, value, HybridClock.version(NOW - 500, records.size()), 7));
+    }
+    records.sort((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));
+    try (ReplicaStore s = open(tmp.resolve("sizes"))) {
+      ApplyOutcome all;
+      try (RecordStore.PartitionLoad load = ingest(s, P)) {
+        all = loadInBatches(load, records, 40).plus(load.finish());
+      }
+      assertThat(all.applied()).as("seed %d", seed).isEqualTo(records.size());
+      assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
+      assertSameAsApplied(s, records);
+    }
+  }
+
   @Test
   void recordsBecomeVisibleWhenTheirChunkIsIngested() {
     List<ReplicaRecord> records = partitionRecords(12, 500, 20);
