@@ -150,7 +150,9 @@ public final class Bench {
               "records_per_s_median",
               "mb_per_s_median",
               "stream_records_per_s_median",
-              "stream_mb_per_s_median")) {
+              "stream_mb_per_s_median",
+              "new_cpu_s_median",
+              "source_cpu_s_median")) {
         for (CatchupBench.Summary s : catchup) {
           sum.row(
               s.records(),
@@ -163,7 +165,9 @@ public final class Bench {
               s.recordsPerSecondMedian(),
               s.megabytesPerSecondMedian(),
               s.streamRecordsPerSecondMedian(),
-              s.streamMegabytesPerSecondMedian());
+              s.streamMegabytesPerSecondMedian(),
+              s.newCpuSecondsMedian(),
+              s.sourceCpuSecondsMedian());
         }
       }
       files.add(c.out().resolve("catchup-trials.csv"));
@@ -266,7 +270,7 @@ public final class Bench {
               Locale.ROOT,
               "catchup %d records x %d B (cold agent processes): median round %.0f ms (session"
                   + " %.0f ms): %.0f records/s, %.1f MB/s; stream phase %.0f records/s, %.1f MB/s;"
-                  + " %d/%d trials with equal contents%n",
+                  + " CPU %.2f s new, %.2f s source; %d/%d trials with equal contents%n",
               s.records(),
               s.valueBytes(),
               s.wallMillisMedian(),
@@ -275,6 +279,8 @@ public final class Bench {
               s.megabytesPerSecondMedian(),
               s.streamRecordsPerSecondMedian(),
               s.streamMegabytesPerSecondMedian(),
+              s.newCpuSecondsMedian(),
+              s.sourceCpuSecondsMedian(),
               s.correctTrials(),
               s.trials()));
     }

@@ -92,7 +92,9 @@ public final class CatchupBench {
       double recordsPerSecondMedian,
       double megabytesPerSecondMedian,
       double streamRecordsPerSecondMedian,
-      double streamMegabytesPerSecondMedian) {}
+      double streamMegabytesPerSecondMedian,
+      double newCpuSecondsMedian,
+      double sourceCpuSecondsMedian) {}
 
   static Csv trialsCsv(Path out) {
     return new Csv(
@@ -109,6 +111,8 @@ public final class CatchupBench {
         "mb_per_s",
         "stream_records_per_s",
         "stream_mb_per_s",
+        "new_cpu_s",
+        "source_cpu_s",
         "correct");
   }
 
@@ -132,6 +136,10 @@ public final class CatchupBench {
     double[] mbps = new double[c.trials()];
     double[] srps = new double[c.trials()];
     double[] smbps = new double[c.trials()];
+    // CPU seconds (user and system, every thread: JIT, GC, RocksDB's) of each agent process from
+    // the POST to its reply: what the round cost the machine, steadier than its wall time here.
+    double[] newCpu = new double[c.trials()];
+    double[] sourceCpu = new double[c.trials()];
     int correct = 0;
     try {
       for (int t = 0; t < c.trials(); t++) {
@@ -141,10 +149,14 @@ public final class CatchupBench {
         boolean sameFingerprints;
         try (Agent src = Agent.start(c, "source", t, source, dir);
             Agent dst = Agent.start(c, "new", t, target, dir)) {
+          double dstCpu0 = dst.cpuSeconds();
+          double srcCpu0 = src.cpuSeconds();
           long w0 = System.nanoTime();
           report =
               dst.post("/repair?peer=" + src.peerHost + ":" + src.peerPort, Duration.ofMinutes(30));
           wallNanos = System.nanoTime() - w0;
+          newCpu[t] = dst.cpuSeconds() - dstCpu0;
+          sourceCpu[t] = src.cpuSeconds() - srcCpu0;
           if (!report.path("ok").asBoolean(false)) {
             throw new IllegalStateException("catch-up round failed: " + report);
           }
@@ -179,11 +191,14 @@ public final class CatchupBench {
             mbps[t],
             srps[t],
             smbps[t],
+            newCpu[t],
+            sourceCpu[t],
             ok);
         log.accept(
             String.format(
                 "catchup %,d x %,d B, trial %d: round %.0f ms (session %.0f, stream %.0f):"
-                    + " %,.0f records/s, %.1f MB/s; stream %,.0f records/s, %.1f MB/s; %s",
+                    + " %,.0f records/s, %.1f MB/s; stream %,.0f records/s, %.1f MB/s; CPU %.2f s"
+                    + " new, %.2f s source; %s",
                 c.records(),
                 c.valueBytes(),
                 t,
@@ -194,6 +209,8 @@ public final class CatchupBench {
                 mbps[t],
                 srps[t],
                 smbps[t],
+                newCpu[t],
+                sourceCpu[t],
                 ok
                     ? "contents equal"
                     : "MISMATCH (fingerprints "
@@ -217,7 +234,9 @@ public final class CatchupBench {
         Medians.of(rps),
         Medians.of(mbps),
         Medians.of(srps),
-        Medians.of(smbps));
+        Medians.of(smbps),
+        Medians.of(newCpu),
+        Medians.of(sourceCpu));
   }
 
   private static Map<String, String> settings(Config c, String node, Path data) {
@@ -311,6 +330,15 @@ public final class CatchupBench {
       this.peerHost = peerHost;
       this.peerPort = peerPort;
       this.http = http;
+    }
+
+    /** CPU seconds the process has used so far (all threads, user and system). */
+    double cpuSeconds() {
+      return process
+          .info()
+          .totalCpuDuration()
+          .map(d -> d.toNanos() / 1e9)
+          .orElseThrow(() -> new IllegalStateException("no CPU time for agent " + process.pid()));
     }
 
     /** What bin/reconcile gives an agent, then the configuration's extra options. */

@@ -1,0 +1,83 @@
+package dev.reconcile.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.reconcile.cli.ReconcileCommand;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code reconcile bench --experiments catchup} end to end, small: a source agent process and a
+ * new, empty one (the shaded jar the cli module packaged), one timed round per case, and the
+ * bench's own check that the new replica then holds exactly the source's records.
+ */
+class CatchupBenchTest {
+  @TempDir Path dir;
+
+  @Test
+  void aCatchUpOfAgentProcessesIsTimedAndComparedRecordByRecord() throws Exception {
+    Path out = dir.resolve("out");
+    StringWriter err = new StringWriter();
+    CommandLine cl = ReconcileCommand.commandLine(new ReconcileCommand());
+    cl.setOut(new PrintWriter(new StringWriter(), true));
+    cl.setErr(new PrintWriter(err, true));
+    int status =
+        cl.execute(
+            "bench",
+            "--experiments",
+            "catchup",
+            "--catchup-trials",
+            "1",
+            "--catchup-records",
+            "3000",
+            "--catchup-large-records",
+            "24",
+            "--out",
+            out.toString());
+    assertThat(status).as(err.toString()).isZero();
+
+    List<Map<String, String>> trials = csv(out.resolve("catchup-trials.csv"));
+    assertThat(trials).hasSize(2);
+    for (Map<String, String> t : trials) {
+      assertThat(t.get("correct")).as(t.toString()).isEqualTo("true");
+      assertThat(t.get("records_received")).as(t.toString()).isEqualTo(t.get("records"));
+      assertThat(Double.parseDouble(t.get("wall_ms"))).as(t.toString()).isPositive();
+      // Both processes worked during the round: the new one applied, the source read and sent.
+      assertThat(Double.parseDouble(t.get("new_cpu_s"))).as(t.toString()).isPositive();
+      assertThat(Double.parseDouble(t.get("source_cpu_s"))).as(t.toString()).isPositive();
+    }
+    assertThat(trials.stream().map(t -> t.get("value_bytes")).collect(Collectors.toList()))
+        .containsExactly("100", "65536");
+    List<Map<String, String>> summary = csv(out.resolve("catchup-summary.csv"));
+    assertThat(summary)
+        .hasSize(2)
+        .allSatisfy(s -> assertThat(s.get("correct_trials")).isEqualTo("1"));
+    assertThat(out.resolve("catchup-vs-target.png")).isNotEmptyFile();
+  }
+
+  private static List<Map<String, String>> csv(Path p) throws Exception {
+    List<String> lines = Files.readAllLines(p);
+    String[] header = lines.get(0).split(",");
+    return lines.stream()
+        .skip(1)
+        .map(
+            l -> {
+              String[] v = l.split(",", -1);
+              Map<String, String> m = new HashMap<>();
+              for (int i = 0; i < header.length; i++) {
+                m.put(header[i], v[i]);
+              }
+              return m;
+            })
+        .collect(Collectors.toList());
+  }
+}
