@@ -1,5 +1,6 @@
 package dev.reconcile.agent;
 
+import static dev.reconcile.agent.store.Fixtures.columnFamilies;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.reconcile.core.Fingerprint;
@@ -16,9 +17,6 @@ import java.util.Objects;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.Options;
-import org.rocksdb.RocksDB;
-import org.rocksdb.RocksDBException;
 
 /**
  * A store written by the last build of store format 1 ({@code d324965}: an agent with node id
@@ -84,16 +82,6 @@ class StoreFormat1GoldenTest {
       }
       assertThat(columnFamilies(data)).contains("records_by_partition").doesNotContain("records");
     }
-  }
-
-  private static List<String> columnFamilies(Path data) throws RocksDBException {
-    List<String> out = new ArrayList<>();
-    try (Options o = new Options()) {
-      for (byte[] n : RocksDB.listColumnFamilies(o, data.toString())) {
-        out.add(new String(n, StandardCharsets.UTF_8));
-      }
-    }
-    return out;
   }
 
   private static AgentConfig config(Path data) {

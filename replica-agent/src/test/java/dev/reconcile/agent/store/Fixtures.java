@@ -10,9 +10,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
 
-/** Shared set-up of the store tests. */
-final class Fixtures {
+/** Shared set-up of the store tests (public: the agent's store-format tests use it too). */
+public final class Fixtures {
   static final long SEED = 0x5eed_0001L;
   static final EstimatorFactory ESTIMATORS = ExactEstimator.factory(1.0);
 
@@ -33,6 +36,17 @@ final class Fixtures {
         .nodeId(node)
         .clock(new HybridClock(millis::get))
         .rebuildThreads(2);
+  }
+
+  /** The column families of the RocksDB database in {@code dir}, by name. */
+  public static List<String> columnFamilies(Path dir) throws RocksDBException {
+    List<String> out = new ArrayList<>();
+    try (Options o = new Options()) {
+      for (byte[] n : RocksDB.listColumnFamilies(o, dir.toString())) {
+        out.add(new String(n, StandardCharsets.UTF_8));
+      }
+    }
+    return out;
   }
 
   static byte[] bytes(String s) {

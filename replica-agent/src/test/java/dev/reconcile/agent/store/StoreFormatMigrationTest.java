@@ -1,6 +1,7 @@
 package dev.reconcile.agent.store;
 
 import static dev.reconcile.agent.store.Fixtures.bytes;
+import static dev.reconcile.agent.store.Fixtures.columnFamilies;
 import static dev.reconcile.agent.store.ReplicaStoreTest.findName;
 import static dev.reconcile.agent.store.ReplicaStoreTest.withRawDb;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -9,7 +10,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +20,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
@@ -211,16 +210,6 @@ class StoreFormatMigrationTest {
       it.status();
     }
     return n;
-  }
-
-  private static List<String> columnFamilies(Path dir) throws RocksDBException {
-    List<String> out = new ArrayList<>();
-    try (Options o = new Options()) {
-      for (byte[] n : RocksDB.listColumnFamilies(o, dir.toString())) {
-        out.add(new String(n, StandardCharsets.UTF_8));
-      }
-    }
-    return out;
   }
 
   private static int rawFormat(Path dir) throws RocksDBException {
