@@ -128,6 +128,10 @@ public final class CatchupBench {
             c.records(), c.valueBytes(), (System.nanoTime() - t0) / 1e9));
     List<String> jvm = Agent.jvmOptions(c);
     log.accept("catchup: agent JVM options " + (jvm.isEmpty() ? "(none)" : String.join(" ", jvm)));
+    log.accept(
+        String.format(
+            "catchup: the source's store settled (flushes and compactions of the load) in %.1f s",
+            settleSource(c, source, dir)));
     double payloadMb = (double) c.records() * c.valueBytes() / 1e6;
     double[] wall = new double[c.trials()];
     double[] session = new double[c.trials()];
@@ -239,6 +243,40 @@ public final class CatchupBench {
         Medians.of(sourceCpu));
   }
 
+  /**
+   * Opens the source's freshly written store in an agent once and waits until RocksDB has flushed
+   * and compacted what the load wrote (no flush or compaction running or pending, no immutable
+   * memtable, for {@link #QUIET_NANOS} in a row), then stops it. A peer in service is not
+   * compacting a store it was just given; without this the first trial's source did that during the
+   * round (0.3-1.5 CPU-s of {@code rocksdb:low} on these 2 cores). Returns the seconds taken.
+   */
+  private static double settleSource(Config c, Path source, Path dir) throws Exception {
+    long t0 = System.nanoTime();
+    try (Agent src = Agent.start(c, "source", -1, source, dir)) {
+      long quietSince = System.nanoTime();
+      long end = t0 + 10 * 60_000_000_000L;
+      while (System.nanoTime() < end) {
+        if (src.rocksDbBusy()) {
+          quietSince = System.nanoTime();
+        } else if (System.nanoTime() - quietSince >= QUIET_NANOS) {
+          break;
+        }
+        Thread.sleep(100);
+      }
+    }
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  private static final long QUIET_NANOS = 3_000_000_000L;
+
+  /** Metrics of the agent that are above 0 while RocksDB flushes or compacts, or has that to do. */
+  private static final List<String> ROCKSDB_BUSY =
+      List.of(
+          "reconcile_rocksdb_running_compactions",
+          "reconcile_rocksdb_running_flushes",
+          "reconcile_rocksdb_immutable_memtables",
+          "reconcile_rocksdb_pending_compaction_bytes");
+
   private static Map<String, String> settings(Config c, String node, Path data) {
     Map<String, String> m = new HashMap<>(c.agentSettings());
     m.put("node-id", node);
@@ -330,6 +368,20 @@ public final class CatchupBench {
       this.peerHost = peerHost;
       this.peerPort = peerPort;
       this.http = http;
+    }
+
+    /** Whether the agent's RocksDB flushes or compacts, or has that pending (its metrics). */
+    boolean rocksDbBusy() throws Exception {
+      String metrics = new String(get("/metrics"), StandardCharsets.UTF_8);
+      for (String line : metrics.split("\n")) {
+        for (String name : ROCKSDB_BUSY) {
+          if (line.startsWith(name)
+              && Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)) > 0) {
+            return true;
+          }
+        }
+      }
+      return false;
     }
 
     /** CPU seconds the process has used so far (all threads, user and system). */
