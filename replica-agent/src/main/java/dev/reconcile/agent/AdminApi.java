@@ -60,10 +60,15 @@ final class AdminApi {
     r.get("/kv/*").handler(this::get);
     r.put("/kv/*").handler(BodyHandler.create().setBodyLimit(MAX_VALUE_BYTES)).handler(this::put);
     r.delete("/kv/*").handler(this::delete);
+    // HTTP/1.1 only: a client's "Upgrade: h2c" (the JDK's HttpClient asks for it by default) is
+    // answered in HTTP/1.1. Upgrading made the first request of a just-started agent load Netty's
+    // whole HTTP/2 stack (about 150 classes) on the event loop; nothing here needs HTTP/2
+    // (docs/decisions.md).
     HttpServerOptions o =
         new HttpServerOptions()
             .setHost(config.httpListen().host())
-            .setPort(config.httpListen().port());
+            .setPort(config.httpListen().port())
+            .setHttp2ClearTextEnabled(false);
     AgentConfig.Security s = config.security();
     if (s.httpTls()) {
       if (!s.peerTls()) {

@@ -62,6 +62,41 @@ class AdminApiTest {
     return new String(r.body(), StandardCharsets.UTF_8);
   }
 
+  /**
+   * The API speaks HTTP/1.1 only: a client that asks to upgrade to HTTP/2 in clear text (the JDK's
+   * client does by default) gets its answer in HTTP/1.1, and a raw "Upgrade: h2c" request is not
+   * switched (no 101).
+   */
+  @Test
+  void anH2cUpgradeIsAnsweredInHttp11() throws Exception {
+    HttpClient h2 = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build();
+    HttpResponse<byte[]> r =
+        h2.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort() + "/status"))
+                .build(),
+            HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.version()).isEqualTo(HttpClient.Version.HTTP_1_1);
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", a.httpPort())) {
+      String upgrade =
+          String.join(
+              "\r\n",
+              "GET /status HTTP/1.1",
+              "Host: x",
+              "Connection: Upgrade, HTTP2-Settings",
+              "Upgrade: h2c",
+              "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA",
+              "",
+              "");
+      s.getOutputStream().write(upgrade.getBytes(StandardCharsets.US_ASCII));
+      String status =
+          new java.io.BufferedReader(
+                  new java.io.InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
+              .readLine();
+      assertThat(status).startsWith("HTTP/1.1 200");
+    }
+  }
+
   @Test
   void putGetDeleteWithVersions() throws Exception {
     var put = call(a, "PUT", "/kv/user%2F1", "alice".getBytes(StandardCharsets.UTF_8));
