@@ -62,7 +62,7 @@ final class AdminApi {
     r.delete("/kv/*").handler(this::delete);
     // HTTP/1.1 only: a client's "Upgrade: h2c" (the JDK's HttpClient asks for it by default) is
     // answered in HTTP/1.1. Upgrading made the first request of a just-started agent load Netty's
-    // whole HTTP/2 stack (about 150 classes) on the event loop; nothing here needs HTTP/2
+    // HTTP/2 stack on the event loop (about 260 classes); nothing here needs HTTP/2
     // (docs/decisions.md).
     HttpServerOptions o =
         new HttpServerOptions()
