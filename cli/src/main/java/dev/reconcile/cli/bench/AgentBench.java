@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -318,12 +319,20 @@ public final class AgentBench {
    * run yet while the last memtables wait to be flushed, and each flush can start a compaction.
    * Returns when the last flush or compaction seen ended, in seconds after the load.
    */
-  private static double settle(ReplicaAgent... agents) throws InterruptedException {
+  private static double settle(ReplicaAgent... agents) throws Exception {
+    return waitUntilQuiet(() -> busy(agents), 15 * 60_000_000_000L);
+  }
+
+  /**
+   * Polls {@code busy} every 0.1 s until it has said false for {@link #QUIET_NANOS} in a row, or
+   * {@code maxNanos} have passed; returns when it last said true, in seconds from the call.
+   */
+  static double waitUntilQuiet(Callable<Boolean> busy, long maxNanos) throws Exception {
     long t0 = System.nanoTime();
-    long end = t0 + 15 * 60_000_000_000L;
+    long end = t0 + maxNanos;
     long quietSince = t0;
     while (System.nanoTime() < end) {
-      if (busy(agents)) {
+      if (busy.call()) {
         quietSince = System.nanoTime();
       } else if (System.nanoTime() - quietSince >= QUIET_NANOS) {
         break;
@@ -334,7 +343,7 @@ public final class AgentBench {
   }
 
   /** How long RocksDB must stay idle before the timed rounds start (see {@link #settle}). */
-  private static final long QUIET_NANOS = 3_000_000_000L;
+  static final long QUIET_NANOS = 3_000_000_000L;
 
   /** Whether either agent's RocksDB flushes, compacts or has work of that kind queued. */
   private static boolean busy(ReplicaAgent... agents) {

@@ -246,28 +246,17 @@ public final class CatchupBench {
   /**
    * Opens the source's freshly written store in an agent once and waits until RocksDB has flushed
    * and compacted what the load wrote (no flush or compaction running or pending, no immutable
-   * memtable, for {@link #QUIET_NANOS} in a row), then stops it. A peer in service is not
+   * memtable, for {@link AgentBench#QUIET_NANOS} in a row), then stops it. A peer in service is not
    * compacting a store it was just given; without this the first trial's source did that during the
    * round (0.3-1.5 CPU-s of {@code rocksdb:low} on these 2 cores). Returns the seconds taken.
    */
   private static double settleSource(Config c, Path source, Path dir) throws Exception {
     long t0 = System.nanoTime();
     try (Agent src = Agent.start(c, "source", -1, source, dir)) {
-      long quietSince = System.nanoTime();
-      long end = t0 + 10 * 60_000_000_000L;
-      while (System.nanoTime() < end) {
-        if (src.rocksDbBusy()) {
-          quietSince = System.nanoTime();
-        } else if (System.nanoTime() - quietSince >= QUIET_NANOS) {
-          break;
-        }
-        Thread.sleep(100);
-      }
+      AgentBench.waitUntilQuiet(src::rocksDbBusy, 10 * 60_000_000_000L);
     }
     return (System.nanoTime() - t0) / 1e9;
   }
-
-  private static final long QUIET_NANOS = 3_000_000_000L;
 
   /** Metrics of the agent that are above 0 while RocksDB flushes or compacts, or has that to do. */
   private static final List<String> ROCKSDB_BUSY =

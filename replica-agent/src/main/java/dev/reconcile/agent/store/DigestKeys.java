@@ -1,5 +1,6 @@
 package dev.reconcile.agent.store;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import org.rocksdb.ReadOptions;
 
@@ -96,6 +97,16 @@ final class DigestKeys {
       i = end;
     }
     return idx;
+  }
+
+  /** {@link #of} written into {@code out} (cleared first), flipped for reading. */
+  static ByteBuffer put(ByteBuffer out, int partition, long element, byte[] key) {
+    return out.clear()
+        .put((byte) (partition >>> 8))
+        .put((byte) partition)
+        .putLong(element)
+        .put(key)
+        .flip();
   }
 
   static byte[] prefix(int partition, long element) {

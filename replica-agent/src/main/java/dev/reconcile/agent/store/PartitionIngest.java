@@ -247,7 +247,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     }
     // Through direct buffers: the writer copies from their memory, no array per row or value.
     rowBuffer = fit(rowBuffer, RecordKeys.PREFIX + r.key().length);
-    rowBuffer.put((byte) (partition >>> 8)).put((byte) partition).put(r.key()).flip();
+    RecordKeys.put(rowBuffer, partition, r.key());
     valueBuffer = fit(valueBuffer, RecordCodec.OVERHEAD + r.value().length);
     RecordCodec.encode(
         valueBuffer, r.key(), r.version(), r.origin(), r.tombstone(), valueHash, r.value());
@@ -316,13 +316,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       w.open(path.toString());
       for (int i : order) {
         rowBuffer = fit(rowBuffer, DigestKeys.PREFIX + keys[i].length);
-        rowBuffer
-            .put((byte) (partition >>> 8))
-            .put((byte) partition)
-            .putLong(elements[i])
-            .put(keys[i])
-            .flip();
-        w.put(rowBuffer, empty);
+        w.put(DigestKeys.put(rowBuffer, partition, elements[i], keys[i]), empty);
       }
       w.finish();
     }

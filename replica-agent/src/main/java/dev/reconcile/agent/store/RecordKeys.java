@@ -1,5 +1,6 @@
 package dev.reconcile.agent.store;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
@@ -27,6 +28,11 @@ final class RecordKeys {
     out[1] = (byte) partition;
     System.arraycopy(key, 0, out, PREFIX, key.length);
     return out;
+  }
+
+  /** {@link #of} written into {@code out} (cleared first), flipped for reading. */
+  static ByteBuffer put(ByteBuffer out, int partition, byte[] key) {
+    return out.clear().put((byte) (partition >>> 8)).put((byte) partition).put(key).flip();
   }
 
   static int partition(byte[] row) {
