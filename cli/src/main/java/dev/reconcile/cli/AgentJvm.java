@@ -1,9 +1,11 @@
 package dev.reconcile.cli;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -22,17 +24,78 @@ import java.util.List;
  * every page is a page fault in the kernel: at 64 KiB records the kernel time of the agents' event
  * loops and round workers was as large as their Java time. With the young generation fixed, each
  * collection hands the same pages back (docs/benchmarks.md, section 3a).
+ *
+ * <p>{@code -Xms256m -XX:+AlwaysPreTouch}: the first 256 MB of heap touched at start-up, before the
+ * agent listens, instead of during its first rounds. A just-started agent holds its sketches (about
+ * 50 MB of {@code long[]} at the default settings) in the young generation; the first collection,
+ * which fell in the first round, copied them into old regions never touched before and took 140-180
+ * ms. Start-up takes about 0.3 s longer and the process is resident at about 256 MB more from the
+ * start (docs/operations.md). Left out when the caller's options set a heap size (an initial size
+ * above the maximum would stop the JVM) or the machine has under {@link #PRE_TOUCH_MIN_MEMORY} (the
+ * default maximum heap, a quarter of it, would be below 256 MB).
+ *
+ * <p>{@code -XX:MetaspaceSize=128m}: a just-started agent holds about 17 MB of class metadata, and
+ * its first round loads more, past the default first threshold (about 21 MB): that started a
+ * collection and a concurrent marking cycle in the round.
  */
 public final class AgentJvm {
   static final Path THP = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
   public static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
   public static final String YOUNG_GENERATION = "-Xmn128m";
+  public static final String INITIAL_HEAP = "-Xms256m";
+  public static final String PRE_TOUCH = "-XX:+AlwaysPreTouch";
+  public static final String METASPACE = "-XX:MetaspaceSize=128m";
+  static final long PRE_TOUCH_MIN_MEMORY = 2L << 30;
 
   private AgentJvm() {}
 
-  /** The options for an agent JVM on this machine. */
+  /** The options for an agent JVM on this machine, with no other options of the caller's. */
   public static List<String> defaultOptions() {
-    return offersMadvise(THP) ? List.of(HUGE_PAGES, YOUNG_GENERATION) : List.of(YOUNG_GENERATION);
+    return defaultOptions(List.of());
+  }
+
+  /**
+   * The options for an agent JVM on this machine, to go before the caller's {@code extra} options
+   * (which win where they set the same thing).
+   */
+  public static List<String> defaultOptions(List<String> extra) {
+    return options(offersMadvise(THP), machineMemory(), extra);
+  }
+
+  static List<String> options(boolean madvise, long machineBytes, List<String> extra) {
+    List<String> out = new ArrayList<>();
+    if (madvise) {
+      out.add(HUGE_PAGES);
+    }
+    out.add(YOUNG_GENERATION);
+    if (machineBytes >= PRE_TOUCH_MIN_MEMORY && !setsHeapSize(extra)) {
+      out.add(INITIAL_HEAP);
+      out.add(PRE_TOUCH);
+    }
+    out.add(METASPACE);
+    return out;
+  }
+
+  /** Whether {@code options} choose the heap's size (then the initial heap is theirs to set). */
+  static boolean setsHeapSize(List<String> options) {
+    for (String o : options) {
+      if (o.startsWith("-Xmx")
+          || o.startsWith("-Xms")
+          || o.startsWith("-XX:MaxHeapSize")
+          || o.startsWith("-XX:InitialHeapSize")
+          || o.contains("RAMPercentage")
+          || o.startsWith("-XX:MaxRAM")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static long machineMemory() {
+    return ManagementFactory.getOperatingSystemMXBean()
+            instanceof com.sun.management.OperatingSystemMXBean os
+        ? os.getTotalMemorySize()
+        : 0;
   }
 
   static boolean offersMadvise(Path setting) {

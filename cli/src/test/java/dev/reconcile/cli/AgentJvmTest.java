@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,11 +32,75 @@ class AgentJvmTest {
       root = root.getParent();
     }
     String script = Files.readString(root.resolve("bin/reconcile"));
-    String agentCase = script.substring(script.indexOf("  agent)"), script.indexOf("    ;;"));
+    int start = script.indexOf("  agent)");
+    String agentCase = script.substring(start, script.indexOf("\n    ;;\n", start));
     assertThat(agentCase)
         .contains("opts+=(" + AgentJvm.HUGE_PAGES + ")")
         .contains("'\\[madvise\\]' " + AgentJvm.THP)
-        .contains("opts+=(" + AgentJvm.YOUNG_GENERATION + ")");
+        .contains("opts+=(" + AgentJvm.YOUNG_GENERATION + ")")
+        .contains("opts+=(" + AgentJvm.INITIAL_HEAP + " " + AgentJvm.PRE_TOUCH + ")")
+        .contains("opts+=(" + AgentJvm.METASPACE + ")")
+        .contains("*\" -Xmx\"*")
+        .contains("$((2 * 1024 * 1024))");
+    assertThat(AgentJvm.PRE_TOUCH_MIN_MEMORY).isEqualTo(2L << 30);
+  }
+
+  @Test
+  void theHeapIsPreTouchedOnlyWhenNothingElseSizesItAndTheMachineHasRoom() {
+    long big = 8L << 30;
+    assertThat(AgentJvm.options(true, big, List.of()))
+        .containsExactly(
+            AgentJvm.HUGE_PAGES,
+            AgentJvm.YOUNG_GENERATION,
+            AgentJvm.INITIAL_HEAP,
+            AgentJvm.PRE_TOUCH,
+            AgentJvm.METASPACE);
+    assertThat(AgentJvm.options(false, big, List.of("-Dx=y")))
+        .containsExactly(
+            AgentJvm.YOUNG_GENERATION,
+            AgentJvm.INITIAL_HEAP,
+            AgentJvm.PRE_TOUCH,
+            AgentJvm.METASPACE);
+    for (String sizing :
+        List.of(
+            "-Xmx128m",
+            "-Xms1g",
+            "-XX:MaxHeapSize=1g",
+            "-XX:InitialHeapSize=64m",
+            "-XX:MaxRAMPercentage=50",
+            "-XX:MaxRAM=1g")) {
+      assertThat(AgentJvm.options(false, big, List.of(sizing)))
+          .as(sizing)
+          .doesNotContain(AgentJvm.INITIAL_HEAP, AgentJvm.PRE_TOUCH)
+          .contains(AgentJvm.YOUNG_GENERATION, AgentJvm.METASPACE);
+    }
+    assertThat(AgentJvm.options(false, AgentJvm.PRE_TOUCH_MIN_MEMORY - 1, List.of()))
+        .doesNotContain(AgentJvm.INITIAL_HEAP, AgentJvm.PRE_TOUCH);
+  }
+
+  @Test
+  void thisJvmStartsWithTheOptionsAndWithASmallerHeapOfTheCallers() throws Exception {
+    assertThat(javaVersion(AgentJvm.defaultOptions())).isZero();
+    List<String> small = List.of("-Xmx128m");
+    List<String> withSmall = new ArrayList<>(AgentJvm.defaultOptions(small));
+    withSmall.addAll(small);
+    assertThat(javaVersion(withSmall)).isZero();
+    // What the rule avoids: an initial heap above the caller's maximum stops the JVM.
+    assertThat(javaVersion(List.of(AgentJvm.INITIAL_HEAP, "-Xmx128m"))).isNotZero();
+  }
+
+  private int javaVersion(List<String> options) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(options);
+    cmd.add("-version");
+    Process p =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("java-version.log").toFile())
+            .start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("java -version exits").isTrue();
+    return p.exitValue();
   }
 
   @Test

@@ -384,7 +384,7 @@ public final class CatchupBench {
 
     /** What bin/reconcile gives an agent, then the configuration's extra options. */
     static List<String> jvmOptions(Config c) {
-      List<String> out = new ArrayList<>(AgentJvm.defaultOptions());
+      List<String> out = new ArrayList<>(AgentJvm.defaultOptions(c.jvmOptions()));
       out.addAll(c.jvmOptions());
       return out;
     }
