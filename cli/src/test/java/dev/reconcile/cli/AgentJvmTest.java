@@ -39,7 +39,7 @@ class AgentJvmTest {
         .contains("'\\[madvise\\]' " + AgentJvm.THP)
         .contains("opts+=(" + AgentJvm.YOUNG_GENERATION + ")")
         .contains("opts+=(" + AgentJvm.INITIAL_HEAP + " " + AgentJvm.PRE_TOUCH + ")")
-        .contains("opts+=(" + AgentJvm.METASPACE + ")")
+        .contains("opts+=(" + AgentJvm.METASPACE + " " + AgentJvm.HEAP_GROWTH + ")")
         .contains("*\" -Xmx\"*")
         .contains("$((2 * 1024 * 1024))");
     assertThat(AgentJvm.PRE_TOUCH_MIN_MEMORY).isEqualTo(2L << 30);
@@ -54,13 +54,15 @@ class AgentJvmTest {
             AgentJvm.YOUNG_GENERATION,
             AgentJvm.INITIAL_HEAP,
             AgentJvm.PRE_TOUCH,
-            AgentJvm.METASPACE);
+            AgentJvm.METASPACE,
+            AgentJvm.HEAP_GROWTH);
     assertThat(AgentJvm.options(false, big, List.of("-Dx=y")))
         .containsExactly(
             AgentJvm.YOUNG_GENERATION,
             AgentJvm.INITIAL_HEAP,
             AgentJvm.PRE_TOUCH,
-            AgentJvm.METASPACE);
+            AgentJvm.METASPACE,
+            AgentJvm.HEAP_GROWTH);
     for (String sizing :
         List.of(
             "-Xmx128m",
@@ -72,7 +74,7 @@ class AgentJvmTest {
       assertThat(AgentJvm.options(false, big, List.of(sizing)))
           .as(sizing)
           .doesNotContain(AgentJvm.INITIAL_HEAP, AgentJvm.PRE_TOUCH)
-          .contains(AgentJvm.YOUNG_GENERATION, AgentJvm.METASPACE);
+          .contains(AgentJvm.YOUNG_GENERATION, AgentJvm.METASPACE, AgentJvm.HEAP_GROWTH);
     }
     assertThat(AgentJvm.options(false, AgentJvm.PRE_TOUCH_MIN_MEMORY - 1, List.of()))
         .doesNotContain(AgentJvm.INITIAL_HEAP, AgentJvm.PRE_TOUCH);
