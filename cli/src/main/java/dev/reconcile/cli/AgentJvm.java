@@ -28,11 +28,11 @@ import java.util.List;
  * <p>{@code -Xms256m -XX:+AlwaysPreTouch}: the first 256 MB of heap touched at start-up, before the
  * agent listens, instead of during its first rounds. A just-started agent holds its sketches (about
  * 50 MB of {@code long[]} at the default settings) in the young generation; the first collection,
- * which fell in the first round, copied them into old regions never touched before and took 140-180
- * ms. Start-up takes about 0.3 s longer and the process is resident at about 256 MB more from the
- * start (docs/operations.md). Left out when the caller's options set a heap size (an initial size
- * above the maximum would stop the JVM) or the machine has under {@link #PRE_TOUCH_MIN_MEMORY} (the
- * default maximum heap, a quarter of it, would be below 256 MB).
+ * which fell in the first round, copied them into old regions never touched before and took up to
+ * 180 ms. Start-up takes about 0.2 s longer and the process is resident at about 155 MB more from
+ * the start (docs/operations.md). Left out when the caller's options set a heap size (an initial
+ * size above the maximum would stop the JVM) or the machine has under {@link #PRE_TOUCH_MIN_MEMORY}
+ * (the default maximum heap, a quarter of it, would be below 256 MB).
  *
  * <p>{@code -XX:MetaspaceSize=128m}: a just-started agent holds about 17 MB of class metadata, and
  * its first round loads more, past the default first threshold (about 21 MB): that started a
