@@ -35,6 +35,9 @@ import org.openjdk.jmh.annotations.State;
  *       three parallel arrays (the alternative it was chosen over).
  *   <li>{@code updateSpread}: the same over 16 prefixes of {@code 2^16} symbols (16 MiB, an agent's
  *       partitions), elements routed by their top bits: the cache-missing case.
+ *   <li>{@code applyPending}: queued updates with known check hashes into one prefix, as the
+ *       agent's symbol upkeep applies them; {@code walk} compares one element at a time with {@code
+ *       CodedSymbols.updateAll}'s four side by side.
  *   <li>{@code decode}: a difference of {@code d} elements (even split) decoded from exactly the
  *       symbols it needs, in one range; the primary score is decodes/s, {@code decode:recovered} is
  *       differences/s. Local-symbol subtraction, peeling and the final consistency scan are all
@@ -112,6 +115,57 @@ public class RatelessBenchmark {
     ParallelArraySymbols p = s.parallel;
     for (long x : xs) {
       p.update(x, 1);
+    }
+    return p;
+  }
+
+  @State(Scope.Thread)
+  public static class PendingState {
+    /** 14: an agent's default prefix (256 KiB). */
+    @Param({"12", "14", "16"})
+    public int log2;
+
+    /** {@code single}: one {@code update} per element; {@code lanes}: {@code updateAll}. */
+    @Param({"single", "lanes"})
+    public String walk;
+
+    CodedSymbols symbols;
+    long[] elements;
+    long[] checks;
+    byte[] deltas;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+      symbols = new CodedSymbols(SPEC, log2);
+      elements = randomElements(3, BATCH);
+      checks = new long[BATCH];
+      deltas = new byte[BATCH];
+      for (int i = 0; i < BATCH; i++) {
+        checks[i] = SPEC.checkHash(elements[i]);
+        deltas[i] = (byte) (i % 3 == 0 ? -1 : 1);
+      }
+    }
+  }
+
+  /**
+   * Applies 2^16 queued updates whose check hashes are known (what the agent's symbol upkeep does
+   * with its pending buffers), one by one or four walks side by side; updates/s.
+   */
+  @Benchmark
+  @BenchmarkMode(Mode.Throughput)
+  @OutputTimeUnit(TimeUnit.SECONDS)
+  @OperationsPerInvocation(BATCH)
+  public Object applyPending(PendingState s) {
+    CodedSymbols p = s.symbols;
+    if (s.walk.equals("lanes")) {
+      p.updateAll(s.elements, s.checks, s.deltas, BATCH);
+      return p;
+    }
+    long[] xs = s.elements;
+    long[] cs = s.checks;
+    byte[] ds = s.deltas;
+    for (int i = 0; i < BATCH; i++) {
+      p.update(xs[i], cs[i], ds[i]);
     }
     return p;
   }

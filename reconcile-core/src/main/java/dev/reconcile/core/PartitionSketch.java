@@ -47,6 +47,20 @@ public final class PartitionSketch {
     update(element, -1);
   }
 
+  /**
+   * {@link #add} of {@code elements[0..n)}, the coded symbols' part at once ({@link
+   * #updateSymbolsAll}).
+   */
+  public void addAll(long[] elements, int n) {
+    long[] cs = new long[n];
+    byte[] ds = new byte[n];
+    for (int i = 0; i < n; i++) {
+      cs[i] = updateDeferringSymbols(elements[i], 1);
+      ds[i] = 1;
+    }
+    updateSymbolsAll(elements, cs, ds, n);
+  }
+
   private void update(long element, int delta) {
     long c = updateDeferringSymbols(element, delta);
     if (symbols != null) {
@@ -56,8 +70,8 @@ public final class PartitionSketch {
 
   /**
    * Adds ({@code delta = 1}) or removes ({@code -1}) {@code element} in everything but the coded
-   * symbols, and returns its check hash: the caller owes {@link #updateSymbols} the same update (in
-   * any order with others: the symbols are linear) before it reads the symbols.
+   * symbols, and returns its check hash: the caller owes {@link #updateSymbolsAll} the same update
+   * (in any order with others: the symbols are linear) before it reads the symbols.
    */
   public long updateDeferringSymbols(long element, int delta) {
     if (delta > 0) {
@@ -72,10 +86,14 @@ public final class PartitionSketch {
     return c;
   }
 
-  /** The coded symbols' part of an update, {@code c} from {@link #updateDeferringSymbols}. */
-  public void updateSymbols(long element, long c, int delta) {
+  /**
+   * The coded symbols' part of {@code n} updates: {@code elements[i]} with delta {@code deltas[i]}
+   * and check hash {@code cs[i]} from {@link #updateDeferringSymbols}, applied at once ({@link
+   * CodedSymbols#updateAll}: several walks side by side).
+   */
+  public void updateSymbolsAll(long[] elements, long[] cs, byte[] deltas, int n) {
     if (symbols != null) {
-      symbols.update(element, c, delta);
+      symbols.updateAll(elements, cs, deltas, n);
     }
   }
 

@@ -27,6 +27,50 @@ class CodedSymbolsTest {
     assertThat(s.isEmpty()).isTrue();
   }
 
+  /**
+   * The lane-interleaved batch gives exactly the symbols of one update per element: prefixes from 1
+   * to 2^14 symbols, batches shorter than the lanes and not a multiple of them, deltas of both
+   * signs and even deltas (which leave the XOR sums alone), repeated elements.
+   */
+  @Test
+  void updateAllEqualsOneUpdatePerElement() {
+    long seed = 20261202L;
+    SplittableRandom r = new SplittableRandom(seed);
+    int[] log2s = {0, 1, 2, 5, 9, 14};
+    for (int trial = 0; trial < 300; trial++) {
+      int log2 = log2s[trial % log2s.length];
+      int n = trial < 20 ? trial : r.nextInt(0, 600);
+      long[] xs = new long[n + 3];
+      long[] cs = new long[n + 3];
+      byte[] ds = new byte[n + 3];
+      for (int i = 0; i < xs.length; i++) {
+        xs[i] = i > 0 && r.nextInt(8) == 0 ? xs[r.nextInt(i)] : r.nextLong();
+        cs[i] = SPEC.cellBase(xs[i]);
+        ds[i] = (byte) new int[] {1, 1, 1, -1, 2, -2, 3}[r.nextInt(7)];
+      }
+      CodedSymbols one = new CodedSymbols(SPEC, log2);
+      one.update(r.nextLong(), 1); // a prefix that is not empty before the batch
+      CodedSymbols batch = one.copy();
+      for (int i = 0; i < n; i++) {
+        one.update(xs[i], cs[i], ds[i]);
+      }
+      batch.updateAll(xs, cs, ds, n); // the arrays' three extra entries must not be applied
+      assertThat(batch.sameSymbols(one))
+          .as("seed %d trial %d: log2 %d, n %d", seed, trial, log2, n)
+          .isTrue();
+    }
+  }
+
+  @Test
+  void updateAllRefusesACountBeyondTheArrays() {
+    CodedSymbols s = new CodedSymbols(SPEC, 4);
+    assertThatThrownBy(() -> s.updateAll(new long[2], new long[2], new byte[1], 2))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> s.updateAll(new long[2], new long[2], new byte[2], -1))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThat(s.isEmpty()).isTrue();
+  }
+
   /** Every symbol is its definition: the sums over the elements whose sequence contains it. */
   @Test
   void symbolsAreTheSumsOfTheirElements() {

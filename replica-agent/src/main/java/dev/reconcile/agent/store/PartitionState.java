@@ -62,9 +62,17 @@ final class PartitionState {
     this.wake = sketch.hasSymbols() ? wake : null;
   }
 
-  /** Unsynchronized add, for the rebuild at open (one thread per partition, before publication). */
+  /** Unsynchronized add, for a sketch not yet shared (the self-check's fresh copy). */
   void addUnsynchronized(long element) {
     sketch.add(element);
+  }
+
+  /**
+   * Unsynchronized add of {@code elements[0..n)}, for the rebuild at open (one thread per
+   * partition, before publication).
+   */
+  void addAllUnsynchronized(long[] elements, int n) {
+    sketch.addAll(elements, n);
   }
 
   synchronized void add(long element) {
@@ -122,9 +130,7 @@ final class PartitionState {
 
   /** Holding {@code symbolsLock}. */
   private void apply(long[] xs, long[] cs, byte[] ds, int n) {
-    for (int i = 0; i < n; i++) {
-      sketch.updateSymbols(xs[i], cs[i], ds[i]);
-    }
+    sketch.updateSymbolsAll(xs, cs, ds, n);
   }
 
   /**

@@ -127,6 +127,10 @@ final class StoreSketches implements PartitionSketches {
       }
       try (RocksIterator it = s.db.newIterator(s.digests, ro)) {
         ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX);
+        // elements of one partition, added in batches (the coded symbols walk several at once)
+        long[] batch = new long[PartitionState.PENDING];
+        int batched = 0;
+        int batchPart = -1;
         for (it.seekToFirst(); it.isValid(); it.next()) {
           buf.clear();
           int len = it.key(buf);
@@ -135,11 +139,19 @@ final class StoreSketches implements PartitionSketches {
           }
           if (target != null) {
             int part = buf.getShort(0) & 0xFFFF;
-            target[part].addUnsynchronized(buf.getLong(2));
+            if (batched == batch.length || (batched > 0 && part != batchPart)) {
+              target[batchPart].addAllUnsynchronized(batch, batched);
+              batched = 0;
+            }
+            batchPart = part;
+            batch[batched++] = buf.getLong(2);
           }
           n++;
         }
         it.status();
+        if (batched > 0) {
+          target[batchPart].addAllUnsynchronized(batch, batched);
+        }
       }
     }
     return n;

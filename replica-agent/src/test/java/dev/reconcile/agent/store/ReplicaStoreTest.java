@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.CodedSymbols;
 import dev.reconcile.core.ElementCursor;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.HashSpec;
@@ -188,6 +189,38 @@ class ReplicaStoreTest {
         assertThat(s.stats().recordCount()).isEqualTo(count);
         assertThat(s.stats().rebuildThreads()).isEqualTo(threads);
         assertThat(s.clock().now()).isGreaterThan(lastVersion);
+      }
+    }
+  }
+
+  /**
+   * The rebuild at open adds each partition's elements in batches (the coded symbols walk several
+   * at once): the rebuilt prefixes equal the maintained ones, with one and with several scanners.
+   */
+  @Test
+  void reopenRebuildsTheSameCodedSymbols() {
+    SketchParams rateless = PARAMS.withRatelessLog2(9);
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    List<CodedSymbols> before = new ArrayList<>();
+    try (ReplicaStore s =
+        ReplicaStore.open(Fixtures.options(dir, "node-a", rateless, ms).build())) {
+      workload(s, ms, 22, 12_000, 6_000); // more than one batch of the rebuild per partition
+      for (int i = 0; i < rateless.partitions(); i++) {
+        before.add(s.sketches().symbols(i));
+      }
+    }
+    for (int threads = 1; threads <= 3; threads += 2) {
+      try (ReplicaStore s =
+          ReplicaStore.open(
+              Fixtures.options(dir, "node-a", rateless, Fixtures.manualMillis(5_000))
+                  .rebuildThreads(threads)
+                  .build())) {
+        for (int i = 0; i < rateless.partitions(); i++) {
+          assertThat(s.sketches().symbols(i).sameSymbols(before.get(i)))
+              .as("partition %d, %d scanners", i, threads)
+              .isTrue();
+        }
+        assertThat(s.selfCheck().ok()).isTrue();
       }
     }
   }
