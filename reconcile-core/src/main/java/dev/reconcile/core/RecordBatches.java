@@ -1,7 +1,8 @@
 package dev.reconcile.core;
 
+import com.google.protobuf.ByteOutput;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.UnknownFieldSet;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.RecordProto;
@@ -36,26 +37,111 @@ public final class RecordBatches {
         .build();
   }
 
-  /** The batch checksum of {@code records} as batch {@code seq} of {@code partition}. */
+  /**
+   * The batch checksum of {@code records} as batch {@code seq} of {@code partition}.
+   *
+   * <p>The records are not serialized for it: the checksum takes each record's serialized form
+   * piece by piece, as {@code RecordProto.writeTo} would write it (proto3: the fields in number
+   * order, each only when it is not its default, then any unknown fields), with the key and value
+   * bytes read where they are (a received batch's fields alias its frame). {@code
+   * RecordBatchesTest} checks it against the serialized records.
+   */
   public static int crc(int partition, long seq, List<RecordProto> records) {
     CRC32C c = new CRC32C();
-    byte[] buf = new byte[256];
-    ByteBuffer.wrap(buf, 0, 12).order(ByteOrder.LITTLE_ENDIAN).putInt(partition).putLong(seq);
-    c.update(buf, 0, 12);
+    byte[] head = new byte[32]; // the largest run of non-bytes fields: 2 * (1 + 8) + 2
+    ByteBuffer le = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN);
+    le.putInt(0, partition).putLong(4, seq);
+    c.update(head, 0, 12);
+    ByteOutput sink = new CrcSink(c);
     for (RecordProto r : records) {
-      int n = r.getSerializedSize();
-      if (n > buf.length) {
-        buf = new byte[Math.max(n, buf.length * 2)];
+      if (!r.getKey().isEmpty()) {
+        bytesField(c, sink, head, KEY_TAG, r.getKey());
       }
-      CodedOutputStream out = CodedOutputStream.newInstance(buf, 0, n);
-      try {
-        r.writeTo(out);
-      } catch (IOException e) {
-        throw new IllegalStateException("serializing to an array cannot fail", e);
+      if (!r.getValue().isEmpty()) {
+        bytesField(c, sink, head, VALUE_TAG, r.getValue());
       }
-      c.update(buf, 0, n);
+      int n = 0;
+      if (r.getVersion() != 0L) {
+        head[n] = VERSION_TAG;
+        le.putLong(n + 1, r.getVersion());
+        n += 9;
+      }
+      if (r.getOrigin() != 0L) {
+        head[n] = ORIGIN_TAG;
+        le.putLong(n + 1, r.getOrigin());
+        n += 9;
+      }
+      if (r.getTombstone()) {
+        head[n++] = TOMBSTONE_TAG;
+        head[n++] = 1;
+      }
+      c.update(head, 0, n);
+      UnknownFieldSet unknown = r.getUnknownFields();
+      if (unknown.getSerializedSize() > 0) {
+        c.update(unknown.toByteArray());
+      }
     }
     return (int) c.getValue();
+  }
+
+  // RecordProto's field tags: (field number << 3) | wire type (2 length-delimited, 1 fixed64, 0
+  // varint)
+  private static final byte KEY_TAG = (1 << 3) | 2;
+  private static final byte VALUE_TAG = (2 << 3) | 2;
+  private static final byte VERSION_TAG = (3 << 3) | 1;
+  private static final byte ORIGIN_TAG = 4 << 3 | 1;
+  private static final byte TOMBSTONE_TAG = 5 << 3;
+
+  /** A bytes field into the checksum: tag, varint length, then the bytes where they lie. */
+  private static void bytesField(CRC32C c, ByteOutput sink, byte[] head, byte tag, ByteString b) {
+    int n = 0;
+    head[n++] = tag;
+    int len = b.size();
+    while ((len & ~0x7F) != 0) {
+      head[n++] = (byte) ((len & 0x7F) | 0x80);
+      len >>>= 7;
+    }
+    head[n++] = (byte) len;
+    c.update(head, 0, n);
+    try {
+      UnsafeByteOperations.unsafeWriteTo(b, sink);
+    } catch (IOException e) {
+      throw new IllegalStateException("a checksum sink cannot fail", e);
+    }
+  }
+
+  /** Feeds whatever a {@link ByteString} writes to a CRC, without copying its bytes. */
+  private static final class CrcSink extends ByteOutput {
+    private final CRC32C c;
+
+    CrcSink(CRC32C c) {
+      this.c = c;
+    }
+
+    @Override
+    public void write(byte value) {
+      c.update(value);
+    }
+
+    @Override
+    public void write(byte[] value, int offset, int length) {
+      c.update(value, offset, length);
+    }
+
+    @Override
+    public void writeLazy(byte[] value, int offset, int length) {
+      c.update(value, offset, length);
+    }
+
+    @Override
+    public void write(ByteBuffer value) {
+      c.update(value);
+    }
+
+    @Override
+    public void writeLazy(ByteBuffer value) {
+      c.update(value);
+    }
   }
 
   /** A batch of {@code records} of {@code partition}. */
