@@ -319,6 +319,10 @@ public class StoreBenchmark {
     @Param({"15"})
     public int maxLog2;
 
+    /** Coded symbols per partition, 2^ratelessLog2 (the agent's default 14; 0 for none). */
+    @Param({"14"})
+    public int ratelessLog2;
+
     @Param({"1", "2"})
     public int threads;
 
@@ -335,7 +339,9 @@ public class StoreBenchmark {
       new SplittableRandom(3).nextBytes(value);
       try (ReplicaStore s =
           ReplicaStore.open(
-              options(dir, params(partitionsLog2, maxLog2)).maintainSketches(false).build())) {
+              options(dir, params(partitionsLog2, maxLog2).withRatelessLog2(ratelessLog2))
+                  .maintainSketches(false)
+                  .build())) {
         List<ReplicaRecord> chunk = new ArrayList<>(10_000);
         for (int i = 0; i < records; i++) {
           chunk.add(
@@ -367,7 +373,7 @@ public class StoreBenchmark {
   public long rebuildAtOpen(Prepared p) {
     try (ReplicaStore s =
         ReplicaStore.open(
-            options(p.dir, params(p.partitionsLog2, p.maxLog2))
+            options(p.dir, params(p.partitionsLog2, p.maxLog2).withRatelessLog2(p.ratelessLog2))
                 .rebuildThreads(p.threads)
                 .maintainSketches(p.sketches)
                 .build())) {
