@@ -147,9 +147,9 @@ public final class CodedSymbols {
    *
    * <p>One element's walk is a serial chain (each index needs the one before it: a product, a
    * square root and a floor, some 40 cycles), so a loop of single updates leaves most of the core
-   * idle. This walks {@link #LANES} elements side by side, each lane refilled with the next element
-   * as its walk ends, so that the core overlaps four independent chains. The lanes update the
-   * symbols one after another within an iteration (symbol 0 is in every walk), in program order.
+   * idle. This walks four elements side by side, each lane refilled with the next element as its
+   * walk ends, so that the core overlaps four independent chains. The lanes update the symbols one
+   * after another within an iteration (symbol 0 is in every walk), in program order.
    */
   public void updateAll(long[] xs, long[] cs, byte[] ds, int n) {
     if (n < 0 || n > xs.length || n > cs.length || n > ds.length) {
@@ -235,9 +235,6 @@ public final class CodedSymbols {
       }
     }
   }
-
-  /** Elements {@link #updateAll} walks side by side. */
-  static final int LANES = 4;
 
   /** {@code this += other}, symbol by symbol; same spec and size. */
   public void add(CodedSymbols other) {

@@ -89,7 +89,7 @@ public final class RecordBatches {
   private static final byte KEY_TAG = (1 << 3) | 2;
   private static final byte VALUE_TAG = (2 << 3) | 2;
   private static final byte VERSION_TAG = (3 << 3) | 1;
-  private static final byte ORIGIN_TAG = 4 << 3 | 1;
+  private static final byte ORIGIN_TAG = (4 << 3) | 1;
   private static final byte TOMBSTONE_TAG = 5 << 3;
 
   /** A bytes field into the checksum: tag, varint length, then the bytes where they lie. */
