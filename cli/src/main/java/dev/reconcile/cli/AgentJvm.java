@@ -5,8 +5,14 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * The JVM options {@code bin/reconcile} gives an agent process, for the tools that start agent
@@ -47,6 +53,11 @@ import java.util.List;
  * so growing it does not make collections rarer. With ratio 1 (collections may take up to half the
  * time before the heap grows for speed) the heap stays at its initial size unless the live data
  * need more; it still grows when they do.
+ *
+ * <p>A class-data sharing archive of the classes of an agent's first round ({@link
+ * #makeClassArchive}): made once per jar and Java installation by a training demo, mapped at
+ * start-up. In a cold catch-up the session and the first batches loaded and verified hundreds of
+ * classes from the jar, on both agents (docs/benchmarks.md, section 3a).
  */
 public final class AgentJvm {
   static final Path THP = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
@@ -58,7 +69,70 @@ public final class AgentJvm {
   public static final String HEAP_GROWTH = "-XX:GCTimeRatio=1";
   static final long PRE_TOUCH_MIN_MEMORY = 2L << 30;
 
+  /** Records per agent of the training demo that makes an agent's class archive. */
+  public static final int TRAINING_KEYS = 20_000;
+
+  /** Options that keep a JVM quiet when it cannot map a class archive (it runs without). */
+  static final List<String> QUIET_CDS = List.of("-Xlog:cds=off", "-Xlog:cds+dynamic=off");
+
   private AgentJvm() {}
+
+  /**
+   * Makes the class-data sharing archive {@code bin/reconcile} gives an agent, for {@code jar}, as
+   * the launcher does: a training {@code demo} (two agents, {@link #TRAINING_KEYS} records each,
+   * one repair round) run by {@code java} with {@code jvmOptions} and {@code
+   * -XX:ArchiveClassesAtExit}. Returns the archive ({@code jsa}), or empty when the training made
+   * none (a JVM without dynamic archives): agents then start without one, as the launcher's do.
+   */
+  public static Optional<Path> makeClassArchive(
+      Path java, Path jar, List<String> jvmOptions, Path jsa, Duration timeout)
+      throws IOException, InterruptedException {
+    Path training = Files.createTempDirectory(jsa.toAbsolutePath().getParent(), "cds-training");
+    Path made = training.resolve("a.jsa");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(java.toString());
+    cmd.addAll(jvmOptions);
+    cmd.addAll(QUIET_CDS);
+    cmd.add("-XX:ArchiveClassesAtExit=" + made);
+    cmd.addAll(
+        List.of(
+            "-jar",
+            jar.toString(),
+            "demo",
+            "--keys",
+            Integer.toString(TRAINING_KEYS),
+            "--dir",
+            training.resolve("demo").toString()));
+    Process p =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    try {
+      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly().waitFor();
+        throw new IOException("the class archive's training run took over " + timeout);
+      }
+      if (!Files.isRegularFile(made) || Files.size(made) == 0) {
+        return Optional.empty();
+      }
+      Files.move(made, jsa, StandardCopyOption.REPLACE_EXISTING);
+      return Optional.of(jsa);
+    } finally {
+      p.destroyForcibly();
+      try (Stream<Path> walk = Files.walk(training)) {
+        walk.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      }
+    }
+  }
+
+  /** The options that map {@code jsa}, quiet when the JVM cannot. */
+  public static List<String> classArchiveOptions(Path jsa) {
+    List<String> out = new ArrayList<>();
+    out.add("-XX:SharedArchiveFile=" + jsa);
+    out.addAll(QUIET_CDS);
+    return out;
+  }
 
   /** The options for an agent JVM on this machine, with no other options of the caller's. */
   public static List<String> defaultOptions() {

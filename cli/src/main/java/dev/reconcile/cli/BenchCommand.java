@@ -273,6 +273,15 @@ final class BenchCommand implements Callable<Integer> {
   List<String> catchupJvmOptions = List.of();
 
   @Option(
+      names = "--catchup-class-archive",
+      arity = "1",
+      paramLabel = "BOOL",
+      description =
+          "whether the catch-up agent processes map a class-data sharing archive, as bin/reconcile's"
+              + " agents do (made once per run by a training demo, a few seconds; default true)")
+  boolean catchupClassArchive = true;
+
+  @Option(
       names = "--catchup-set",
       paramLabel = "KEY=VALUE",
       description = "extra agent config for the catch-up agent processes (repeatable)")
@@ -448,6 +457,7 @@ final class BenchCommand implements Callable<Integer> {
             catchupJfr,
             catchupJfrSettings,
             catchupJvmOptions,
+            catchupClassArchive,
             sets,
             seed));
     if (catchupLargeRecords > 0) {
@@ -461,6 +471,7 @@ final class BenchCommand implements Callable<Integer> {
               catchupJfr,
               catchupJfrSettings,
               catchupJvmOptions,
+              catchupClassArchive,
               sets,
               seed + 1));
     }

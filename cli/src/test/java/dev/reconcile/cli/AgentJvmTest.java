@@ -41,8 +41,14 @@ class AgentJvmTest {
         .contains("opts+=(" + AgentJvm.INITIAL_HEAP + " " + AgentJvm.PRE_TOUCH + ")")
         .contains("opts+=(" + AgentJvm.METASPACE + " " + AgentJvm.HEAP_GROWTH + ")")
         .contains("*\" -Xmx\"*")
-        .contains("$((2 * 1024 * 1024))");
+        .contains("$((2 * 1024 * 1024))")
+        .contains("with_archive agent train_agent");
     assertThat(AgentJvm.PRE_TOUCH_MIN_MEMORY).isEqualTo(2L << 30);
+    // the launcher's training run is the one AgentJvm.makeClassArchive runs for the bench
+    assertThat(script)
+        .contains("AGENT_TRAINING_KEYS=" + AgentJvm.TRAINING_KEYS + "\n")
+        .contains("train_args=(demo --keys \"$AGENT_TRAINING_KEYS\" --dir \"$1/demo\")")
+        .contains("quiet=(" + String.join(" ", AgentJvm.QUIET_CDS) + ")");
   }
 
   @Test

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -95,6 +96,39 @@ class ShadedJarIT {
     assertThat(p.status()).as(p.err()).isZero();
     Proc v = exec(List.of(LAUNCHER.toString(), "--version"));
     assertThat(v.out()).startsWith("reconcile ");
+  }
+
+  /**
+   * {@code bin/reconcile agent} makes the agents' class archive once per jar (a training demo) and
+   * starts the agent with it; a JVM given the archive loads the agent's classes from it.
+   */
+  @Test
+  void launcherGivesAnAgentItsClassArchive() throws Exception {
+    Proc p = exec(List.of(LAUNCHER.toString(), "agent", "--help"));
+    assertThat(p.status()).as(p.err()).isZero();
+    assertThat(p.out()).startsWith("Usage: reconcile agent");
+    Path jsa;
+    try (Stream<Path> files = Files.list(JAR.getParent())) {
+      jsa =
+          files
+              .filter(f -> f.getFileName().toString().matches("reconcile-agent-\\d+\\.jsa"))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no agent class archive beside " + JAR));
+    }
+    assertThat(Files.getLastModifiedTime(jsa)).isGreaterThan(Files.getLastModifiedTime(JAR));
+    Proc loaded =
+        exec(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:SharedArchiveFile=" + jsa,
+                "-Xlog:class+load=info",
+                "-cp",
+                JAR.toRealPath().toString(), // the path the launcher's training run had
+                "dev.reconcile.cli.ReconcileCommand",
+                "--version"));
+    assertThat(loaded.status()).as(loaded.err()).isZero();
+    assertThat(loaded.out())
+        .containsPattern("dev\\.reconcile\\.cli\\.ReconcileCommand source: shared objects file");
   }
 
   @Test

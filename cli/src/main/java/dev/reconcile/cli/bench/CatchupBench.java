@@ -59,6 +59,8 @@ public final class CatchupBench {
    *
    * @param jvmOptions extra options for both agent JVMs, after {@link AgentJvm#defaultOptions} (the
    *     options bin/reconcile gives an agent; none extra: the defaults a user gets)
+   * @param classArchive whether the agents map a class-data sharing archive, as bin/reconcile's do
+   *     (made once per work folder by {@link AgentJvm#makeClassArchive})
    * @param agentSettings extra agent config ({@code --set KEY=VALUE}) for both agents
    */
   public record Config(
@@ -70,6 +72,7 @@ public final class CatchupBench {
       Path jfrDir,
       String jfrSettings,
       List<String> jvmOptions,
+      boolean classArchive,
       Map<String, String> agentSettings,
       long seed) {}
 
@@ -126,12 +129,15 @@ public final class CatchupBench {
         String.format(
             "catchup: source of %,d records x %,d B written in %.1f s",
             c.records(), c.valueBytes(), (System.nanoTime() - t0) / 1e9));
-    List<String> jvm = Agent.jvmOptions(c);
+    List<String> jvm = new ArrayList<>(Agent.jvmOptions(c));
+    if (c.classArchive()) {
+      jvm.addAll(classArchive(c, jvm, log));
+    }
     log.accept("catchup: agent JVM options " + (jvm.isEmpty() ? "(none)" : String.join(" ", jvm)));
     log.accept(
         String.format(
             "catchup: the source's store settled (flushes and compactions of the load) in %.1f s",
-            settleSource(c, source, dir)));
+            settleSource(c, jvm, source, dir)));
     double payloadMb = (double) c.records() * c.valueBytes() / 1e6;
     double[] wall = new double[c.trials()];
     double[] session = new double[c.trials()];
@@ -151,8 +157,8 @@ public final class CatchupBench {
         JsonNode report;
         long wallNanos;
         boolean sameFingerprints;
-        try (Agent src = Agent.start(c, "source", t, source, dir);
-            Agent dst = Agent.start(c, "new", t, target, dir)) {
+        try (Agent src = Agent.start(c, jvm, "source", t, source, dir);
+            Agent dst = Agent.start(c, jvm, "new", t, target, dir)) {
           double dstCpu0 = dst.cpuSeconds();
           double srcCpu0 = src.cpuSeconds();
           long w0 = System.nanoTime();
@@ -243,6 +249,43 @@ public final class CatchupBench {
         Medians.of(sourceCpu));
   }
 
+  static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
+
+  /**
+   * The options that give the agents the class archive bin/reconcile would give them: made by a
+   * training demo with the agents' options ({@code AgentJvm}) the first time this process needs one
+   * for that jar and those options, kept in a temporary folder until the process exits. None when
+   * this JVM cannot make one.
+   */
+  private static synchronized List<String> classArchive(
+      Config c, List<String> jvm, Consumer<String> log) throws Exception {
+    List<String> key = new ArrayList<>(jvm);
+    key.add(c.jar().toAbsolutePath().toString());
+    List<String> known = ARCHIVES.get(key);
+    if (known != null) {
+      return known;
+    }
+    long t0 = System.nanoTime();
+    Path dir = Files.createTempDirectory("reconcile-agent-classes");
+    dir.toFile().deleteOnExit();
+    Path jsa = dir.resolve("agent.jsa");
+    jsa.toFile().deleteOnExit(); // registered after its folder: deleted before it
+    List<String> options =
+        AgentJvm.makeClassArchive(JAVA, c.jar(), jvm, jsa, Duration.ofMinutes(5))
+            .map(AgentJvm::classArchiveOptions)
+            .orElse(List.of());
+    log.accept(
+        options.isEmpty()
+            ? "catchup: this JVM made no class archive; the agents run without one"
+            : String.format(
+                "catchup: agent class archive made by a training demo in %.1f s",
+                (System.nanoTime() - t0) / 1e9));
+    ARCHIVES.put(key, options);
+    return options;
+  }
+
+  private static final Map<List<String>, List<String>> ARCHIVES = new HashMap<>();
+
   /**
    * Opens the source's freshly written store in an agent once and waits until RocksDB has flushed
    * and compacted what the load wrote (no flush or compaction running or pending, no immutable
@@ -256,9 +299,10 @@ public final class CatchupBench {
    * compactions), when the first snapshot taken after them is released. Without the self-check that
    * was the first trial's round (0.3-0.4 CPU-s of {@code rocksdb:low} at 200 000 x 100 B).
    */
-  private static double settleSource(Config c, Path source, Path dir) throws Exception {
+  private static double settleSource(Config c, List<String> jvm, Path source, Path dir)
+      throws Exception {
     long t0 = System.nanoTime();
-    try (Agent src = Agent.start(c, "source", -1, source, dir)) {
+    try (Agent src = Agent.start(c, jvm, "source", -1, source, dir)) {
       src.get("/selfcheck");
       AgentBench.waitUntilQuiet(src::rocksDbBusy, 10 * 60_000_000_000L);
     }
@@ -396,10 +440,11 @@ public final class CatchupBench {
       return out;
     }
 
-    static Agent start(Config c, String role, int trial, Path data, Path logDir) throws Exception {
+    static Agent start(Config c, List<String> jvm, String role, int trial, Path data, Path logDir)
+        throws Exception {
       List<String> cmd = new ArrayList<>();
-      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.addAll(jvmOptions(c));
+      cmd.add(JAVA.toString());
+      cmd.addAll(jvm);
       if (c.jfrDir() != null) {
         Files.createDirectories(c.jfrDir());
         Path f = c.jfrDir().resolve(role + "-" + c.valueBytes() + "-t" + trial + ".jfr");
