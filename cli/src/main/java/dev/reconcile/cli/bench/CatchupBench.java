@@ -60,7 +60,7 @@ public final class CatchupBench {
    * @param jvmOptions extra options for both agent JVMs, after {@link AgentJvm#defaultOptions} (the
    *     options bin/reconcile gives an agent; none extra: the defaults a user gets)
    * @param classArchive whether the agents map a class-data sharing archive, as bin/reconcile's do
-   *     (made once per work folder by {@link AgentJvm#makeClassArchive})
+   *     (made by {@link AgentJvm#makeClassArchive} the first time this process needs one)
    * @param agentSettings extra agent config ({@code --set KEY=VALUE}) for both agents
    */
   public record Config(
