@@ -69,6 +69,12 @@ public final class AgentJvm {
   public static final String HEAP_GROWTH = "-XX:GCTimeRatio=1";
   static final long PRE_TOUCH_MIN_MEMORY = 2L << 30;
 
+  /**
+   * The {@code java} launcher of this JVM. The processes the CLI starts (bench agents, replay
+   * clusters, one-shot runs timed by the diff bench) run on the Java installation it runs on.
+   */
+  public static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
+
   /** Records per agent of the training demo that makes an agent's class archive. */
   public static final int TRAINING_KEYS = 20_000;
 

@@ -99,7 +99,7 @@ class AgentJvmTest {
 
   private int javaVersion(List<String> options) throws Exception {
     List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add(AgentJvm.JAVA.toString());
     cmd.addAll(options);
     cmd.add("-version");
     Process p =

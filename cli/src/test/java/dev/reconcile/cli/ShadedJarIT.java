@@ -49,12 +49,7 @@ class ShadedJarIT {
   }
 
   private Proc java(String... args) throws Exception {
-    List<String> cmd =
-        new ArrayList<>(
-            List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                JAR.toString()));
+    List<String> cmd = new ArrayList<>(List.of(AgentJvm.JAVA.toString(), "-jar", JAR.toString()));
     cmd.addAll(List.of(args));
     return exec(cmd);
   }
@@ -119,7 +114,7 @@ class ShadedJarIT {
     Proc loaded =
         exec(
             List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                AgentJvm.JAVA.toString(),
                 "-XX:SharedArchiveFile=" + jsa,
                 "-Xlog:class+load=info",
                 "-cp",

@@ -26,7 +26,7 @@ class SkippedTestsReportTest {
 
   private Run run(String... required) throws Exception {
     List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add(AgentJvm.JAVA.toString());
     cmd.add(SCRIPT.toString());
     cmd.add(root.toString());
     cmd.addAll(List.of(required));

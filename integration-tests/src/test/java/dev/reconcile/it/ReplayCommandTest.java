@@ -9,6 +9,7 @@ import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.StoreOptions;
+import dev.reconcile.cli.AgentJvm;
 import dev.reconcile.cli.HookedAgentMain;
 import dev.reconcile.cli.ReconcileCommand;
 import dev.reconcile.cli.replay.ProcessCluster;
@@ -179,7 +180,7 @@ class ReplayCommandTest {
     Path jar = ProcessCluster.locateJar();
     assertThat(jar).isRegularFile();
     List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add(AgentJvm.JAVA.toString());
     cmd.addAll(List.of("-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", jar.toString()));
     List<String> options = new ArrayList<>();
     agentKeys(dir.resolve("proc"))

@@ -249,8 +249,6 @@ public final class CatchupBench {
         Medians.of(sourceCpu));
   }
 
-  static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
-
   /**
    * The options that give the agents the class archive bin/reconcile would give them: made by a
    * training demo with the agents' options ({@code AgentJvm}) the first time this process needs one
@@ -271,7 +269,7 @@ public final class CatchupBench {
     Path jsa = dir.resolve("agent.jsa");
     jsa.toFile().deleteOnExit(); // registered after its folder: deleted before it
     List<String> options =
-        AgentJvm.makeClassArchive(JAVA, c.jar(), jvm, jsa, Duration.ofMinutes(5))
+        AgentJvm.makeClassArchive(AgentJvm.JAVA, c.jar(), jvm, jsa, Duration.ofMinutes(5))
             .map(AgentJvm::classArchiveOptions)
             .orElse(List.of());
     log.accept(
@@ -443,7 +441,7 @@ public final class CatchupBench {
     static Agent start(Config c, List<String> jvm, String role, int trial, Path data, Path logDir)
         throws Exception {
       List<String> cmd = new ArrayList<>();
-      cmd.add(JAVA.toString());
+      cmd.add(AgentJvm.JAVA.toString());
       cmd.addAll(jvm);
       if (c.jfrDir() != null) {
         Files.createDirectories(c.jfrDir());

@@ -1,5 +1,6 @@
 package dev.reconcile.cli.bench;
 
+import dev.reconcile.cli.AgentJvm;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -141,9 +142,14 @@ public final class DiffBench {
                   b,
                   dir));
         }
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         commands.add(
-            reconcile(JAVA_JAR, List.of(java, "-jar", c.jar().toString()), Map.of(), a, b, dir));
+            reconcile(
+                JAVA_JAR,
+                List.of(AgentJvm.JAVA.toString(), "-jar", c.jar().toString()),
+                Map.of(),
+                a,
+                b,
+                dir));
         int k = commands.size();
         double[][] wall = new double[k][c.trials()];
         double[][] mem = new double[k][c.trials()];

@@ -1,6 +1,7 @@
 package dev.reconcile.cli.replay;
 
 import dev.reconcile.agent.AgentTestHooks;
+import dev.reconcile.cli.AgentJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -79,7 +80,7 @@ public final class ProcessCluster extends HttpCluster {
     Files.createDirectories(logDir);
     Path log = logDir.resolve(name + ".log");
     List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add(AgentJvm.JAVA.toString());
     cmd.add("-Xmx256m");
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-XX:TieredStopAtLevel=1");
