@@ -2,10 +2,10 @@ package dev.reconcile.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.cli.bench.Csv;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -65,7 +65,7 @@ class BenchCommandTest {
     }
     assertThat(out.resolve("work")).doesNotExist();
 
-    List<Map<String, String>> summary = csv(out.resolve("protocol-summary.csv"));
+    List<Map<String, String>> summary = Csv.read(out.resolve("protocol-summary.csv"));
     assertThat(summary).hasSize(2 * 7);
     for (Map<String, String> row : summary) {
       long d = Long.parseLong(row.get("d"));
@@ -107,7 +107,7 @@ class BenchCommandTest {
         assertThat(Double.parseDouble(row.get("round_trips_median"))).isBetween(2.0, 4.0);
       }
     }
-    List<Map<String, String>> latency = csv(out.resolve("latency-summary.csv"));
+    List<Map<String, String>> latency = Csv.read(out.resolve("latency-summary.csv"));
     assertThat(latency).hasSize(2);
     for (Map<String, String> row : latency) {
       assertThat(Double.parseDouble(row.get("wall_ms_median")))
@@ -115,7 +115,7 @@ class BenchCommandTest {
           .isBetween(0.1, 30_000.0);
       assertThat(Long.parseLong(row.get("protocol_bytes"))).as("row %s", row).isPositive();
     }
-    List<Map<String, String>> stream = csv(out.resolve("stream-summary.csv"));
+    List<Map<String, String>> stream = Csv.read(out.resolve("stream-summary.csv"));
     assertThat(stream).hasSize(2);
     for (Map<String, String> row : stream) {
       assertThat(Double.parseDouble(row.get("records_per_s_median")))
@@ -142,7 +142,7 @@ class BenchCommandTest {
             "--out",
             out.toString());
     assertThat(r.status()).as(r.err()).isZero();
-    List<Map<String, String>> rows = csv(out.resolve("apply-trials.csv"));
+    List<Map<String, String>> rows = Csv.read(out.resolve("apply-trials.csv"));
     assertThat(rows).hasSize(10);
     for (Map<String, String> row : rows) {
       assertThat(row.get("correct")).as(row.toString()).isEqualTo("true");
@@ -153,7 +153,7 @@ class BenchCommandTest {
             "rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store", "store-ingest");
     assertThat(rows.stream().map(m -> m.get("value_bytes")).distinct())
         .containsExactlyInAnyOrder("100", "65536");
-    assertThat(csv(out.resolve("apply-summary.csv"))).hasSize(10);
+    assertThat(Csv.read(out.resolve("apply-summary.csv"))).hasSize(10);
     assertThat(out.resolve("apply-ceiling.png")).isNotEmptyFile();
     assertThat(out.resolve("apply-work")).doesNotExist();
   }
@@ -166,22 +166,5 @@ class BenchCommandTest {
     Cli.Result e = Cli.runProduction("bench", "--experiments", "speed", "--out", dir.toString());
     assertThat(e.status()).isEqualTo(2);
     assertThat(e.errLines()).singleElement().asString().contains("unknown experiment 'speed'");
-  }
-
-  static List<Map<String, String>> csv(Path p) throws Exception {
-    List<String> lines = Files.readAllLines(p);
-    String[] header = lines.get(0).split(",");
-    return lines.stream()
-        .skip(1)
-        .map(
-            l -> {
-              String[] v = l.split(",", -1);
-              Map<String, String> m = new HashMap<>();
-              for (int i = 0; i < header.length; i++) {
-                m.put(header[i], v[i]);
-              }
-              return m;
-            })
-        .toList();
   }
 }

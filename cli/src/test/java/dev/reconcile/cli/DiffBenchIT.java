@@ -2,6 +2,7 @@ package dev.reconcile.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.cli.bench.Csv;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -40,7 +41,7 @@ class DiffBenchIT {
             "--out",
             out.toString());
     assertThat(r.status()).as("stderr: %s", r.err()).isZero();
-    List<Map<String, String>> summary = BenchCommandTest.csv(out.resolve("diff-summary.csv"));
+    List<Map<String, String>> summary = Csv.read(out.resolve("diff-summary.csv"));
     boolean launcher = Files.isExecutable(Path.of("..", "bin", "reconcile"));
     assertThat(summary).hasSize(2 * (launcher ? 4 : 2));
     for (Map<String, String> row : summary) {
@@ -49,7 +50,7 @@ class DiffBenchIT {
       assertThat(Long.parseLong(row.get("differences"))).as("row %s", row).isBetween(50L, 250L);
     }
     assertThat(summary.stream().map(m -> m.get("command"))).contains("sort+comm", "java -jar");
-    List<Map<String, String>> trials = BenchCommandTest.csv(out.resolve("diff-trials.csv"));
+    List<Map<String, String>> trials = Csv.read(out.resolve("diff-trials.csv"));
     assertThat(trials).hasSize(2 * 2 * (launcher ? 4 : 2));
     assertThat(trials.stream().filter(m -> !m.get("command").equals("sort+comm")))
         .allSatisfy(m -> assertThat(m.get("exit_status")).isEqualTo("1"));
