@@ -45,6 +45,20 @@ public final class LocalReplica implements AutoCloseable {
   }
 
   /**
+   * Opens the existing store an agent with {@code config} would open, read-only (RocksDB's
+   * read-only mode, which takes no lock: the agent may be running). It shows what the store held on
+   * disk when opened, nothing written after; every write throws.
+   *
+   * @throws RuntimeException when there is no store at the data directory, or it was created with
+   *     other sketch parameters (hash seed, partitions); the node id is not checked (nothing is
+   *     written)
+   */
+  public static LocalReplica openReadOnly(AgentConfig config) {
+    return new LocalReplica(
+        ReplicaAgent.openStore(config, EstimatorKinds.defaults(), AgentTestHooks.NONE, true), true);
+  }
+
+  /**
    * Opens the existing store at {@code dir} (a stopped agent's data directory) for writing, as the
    * node it was created for ({@link #readNodeId}).
    *

@@ -131,6 +131,11 @@ public final class ReplicaAgent implements AutoCloseable {
   }
 
   static ReplicaStore openStore(AgentConfig config, EstimatorFactory given, AgentTestHooks hooks) {
+    return openStore(config, given, hooks, false);
+  }
+
+  static ReplicaStore openStore(
+      AgentConfig config, EstimatorFactory given, AgentTestHooks hooks, boolean readOnly) {
     EstimatorFactory estimators = ScaledEstimators.wrap(given, hooks.estimatorScale());
     long offset = hooks.clockOffset().toMillis();
     return ReplicaStore.open(
@@ -138,6 +143,7 @@ public final class ReplicaAgent implements AutoCloseable {
             .nodeId(config.nodeId())
             .tombstoneGrace(config.tombstoneGrace())
             .ingestBulk(config.bulkIngest())
+            .readOnly(readOnly)
             .clock(
                 offset == 0
                     ? HybridClock.system()
