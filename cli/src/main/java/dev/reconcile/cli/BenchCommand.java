@@ -282,6 +282,16 @@ final class BenchCommand implements Callable<Integer> {
   boolean catchupClassArchive = true;
 
   @Option(
+      names = "--catchup-warm-source",
+      arity = "1",
+      paramLabel = "BOOL",
+      description =
+          "whether one source agent, warmed by an untimed catch-up, serves every catch-up trial (a"
+              + " peer in service) instead of a just-started one per trial; the new replica is"
+              + " just started either way (default false)")
+  boolean catchupWarmSource = false;
+
+  @Option(
       names = "--catchup-set",
       paramLabel = "KEY=VALUE",
       description = "extra agent config for the catch-up agent processes (repeatable)")
@@ -459,6 +469,7 @@ final class BenchCommand implements Callable<Integer> {
             catchupJvmOptions,
             catchupClassArchive,
             sets,
+            catchupWarmSource,
             seed));
     if (catchupLargeRecords > 0) {
       out.add(
@@ -473,6 +484,7 @@ final class BenchCommand implements Callable<Integer> {
               catchupJvmOptions,
               catchupClassArchive,
               sets,
+              catchupWarmSource,
               seed + 1));
     }
     return out;

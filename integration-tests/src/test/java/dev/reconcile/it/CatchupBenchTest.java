@@ -3,11 +3,10 @@ package dev.reconcile.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.reconcile.cli.ReconcileCommand;
+import dev.reconcile.cli.bench.Csv;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -45,7 +44,7 @@ class CatchupBenchTest {
             out.toString());
     assertThat(status).as(err.toString()).isZero();
 
-    List<Map<String, String>> trials = csv(out.resolve("catchup-trials.csv"));
+    List<Map<String, String>> trials = Csv.read(out.resolve("catchup-trials.csv"));
     assertThat(trials).hasSize(2);
     for (Map<String, String> t : trials) {
       assertThat(t.get("correct")).as(t.toString()).isEqualTo("true");
@@ -57,27 +56,61 @@ class CatchupBenchTest {
     }
     assertThat(trials.stream().map(t -> t.get("value_bytes")).collect(Collectors.toList()))
         .containsExactly("100", "65536");
-    List<Map<String, String>> summary = csv(out.resolve("catchup-summary.csv"));
+    List<Map<String, String>> summary = Csv.read(out.resolve("catchup-summary.csv"));
     assertThat(summary)
         .hasSize(2)
-        .allSatisfy(s -> assertThat(s.get("correct_trials")).isEqualTo("1"));
+        .allSatisfy(
+            s -> {
+              assertThat(s.get("correct_trials")).isEqualTo("1");
+              assertThat(s.get("source")).isEqualTo("cold");
+            });
     assertThat(out.resolve("catchup-vs-target.png")).isNotEmptyFile();
   }
 
-  private static List<Map<String, String>> csv(Path p) throws Exception {
-    List<String> lines = Files.readAllLines(p);
-    String[] header = lines.get(0).split(",");
-    return lines.stream()
-        .skip(1)
-        .map(
-            l -> {
-              String[] v = l.split(",", -1);
-              Map<String, String> m = new HashMap<>();
-              for (int i = 0; i < header.length; i++) {
-                m.put(header[i], v[i]);
-              }
-              return m;
-            })
-        .collect(Collectors.toList());
+  /**
+   * A warm source: one source process, warmed by an untimed catch-up, serves two trials, each with
+   * a just-started new replica; both are compared record by record with the source while its agent
+   * still runs (a read-only open of its store).
+   */
+  @Test
+  void aWarmSourceServesEveryTrialAndEachNewReplicaIsCompared() throws Exception {
+    Path out = dir.resolve("out-warm");
+    StringWriter err = new StringWriter();
+    CommandLine cl = ReconcileCommand.commandLine(new ReconcileCommand());
+    cl.setOut(new PrintWriter(new StringWriter(), true));
+    cl.setErr(new PrintWriter(err, true));
+    int status =
+        cl.execute(
+            "bench",
+            "--experiments",
+            "catchup",
+            "--catchup-trials",
+            "2",
+            "--catchup-records",
+            "3000",
+            "--catchup-large-records",
+            "0",
+            "--catchup-class-archive",
+            "false",
+            "--catchup-warm-source",
+            "true",
+            "--out",
+            out.toString());
+    assertThat(status).as(err.toString()).isZero();
+    assertThat(err.toString()).contains("served an untimed catch-up");
+    List<Map<String, String>> trials = Csv.read(out.resolve("catchup-trials.csv"));
+    assertThat(trials).hasSize(2);
+    for (Map<String, String> t : trials) {
+      assertThat(t.get("correct")).as(t.toString()).isEqualTo("true");
+      assertThat(t.get("records_received")).as(t.toString()).isEqualTo("3000");
+      assertThat(Double.parseDouble(t.get("source_cpu_s"))).as(t.toString()).isPositive();
+    }
+    assertThat(Csv.read(out.resolve("catchup-summary.csv")))
+        .singleElement()
+        .satisfies(
+            s -> {
+              assertThat(s.get("source")).isEqualTo("warm");
+              assertThat(s.get("correct_trials")).isEqualTo("2");
+            });
   }
 }

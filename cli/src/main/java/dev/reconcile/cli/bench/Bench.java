@@ -142,6 +142,7 @@ public final class Bench {
               c.out().resolve("catchup-summary.csv"),
               "records",
               "value_bytes",
+              "source",
               "trials",
               "correct_trials",
               "wall_ms_median",
@@ -157,6 +158,7 @@ public final class Bench {
           sum.row(
               s.records(),
               s.valueBytes(),
+              s.warmSource() ? "warm" : "cold",
               s.trials(),
               s.correctTrials(),
               s.wallMillisMedian(),
@@ -268,11 +270,14 @@ public final class Bench {
       b.append(
           String.format(
               Locale.ROOT,
-              "catchup %d records x %d B (cold agent processes): median round %.0f ms (session"
+              "catchup %d records x %d B (%s): median round %.0f ms (session"
                   + " %.0f ms): %.0f records/s, %.1f MB/s; stream phase %.0f records/s, %.1f MB/s;"
                   + " CPU %.2f s new, %.2f s source; %d/%d trials with equal contents%n",
               s.records(),
               s.valueBytes(),
+              s.warmSource()
+                  ? "just-started new replica, source in service"
+                  : "cold agent processes",
               s.wallMillisMedian(),
               s.sessionMillisMedian(),
               s.recordsPerSecondMedian(),

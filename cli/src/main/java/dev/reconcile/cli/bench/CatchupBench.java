@@ -39,9 +39,15 @@ import java.util.regex.Pattern;
  * /repair?peer=SOURCE} on the new replica (wall time of the HTTP call: the whole round, session and
  * stream). Cold JVMs are the point: a catch-up is what a just-started agent does.
  *
+ * <p>With {@code warmSource} the source is one agent process for all trials instead, a peer in
+ * service: it has served one untimed catch-up of a scratch replica before the first trial (its JIT
+ * compiled the read and send paths, its block cache holds what that read), and its RocksDB is idle
+ * before each trial. The new replica is a just-started process in every trial either way.
+ *
  * <p>Correctness of every trial: {@code GET /sketch/fingerprints} of both agents byte for byte,
- * then (agents stopped) a full scan of the new replica compared record by record (key, value,
- * version, origin, tombstone) with the source, and the record counts equal.
+ * then (the new replica's agent stopped) a full scan of the new replica compared record by record
+ * (key, value, version, origin, tombstone) with the source, opened read-only, and the record counts
+ * equal.
  *
  * <p>With {@code jfrDir} set each agent runs with {@code -XX:StartFlightRecording} (settings {@code
  * jfrSettings}: a name such as {@code profile} or a {@code .jfc} file) and leaves {@code
@@ -62,6 +68,8 @@ public final class CatchupBench {
    * @param classArchive whether the agents map a class-data sharing archive, as bin/reconcile's do
    *     (made by {@link AgentJvm#makeClassArchive} the first time this process needs one)
    * @param agentSettings extra agent config ({@code --set KEY=VALUE}) for both agents
+   * @param warmSource one source process for all trials, warmed by an untimed catch-up (a peer in
+   *     service), instead of a just-started one per trial
    */
   public record Config(
       int records,
@@ -74,6 +82,7 @@ public final class CatchupBench {
       List<String> jvmOptions,
       boolean classArchive,
       Map<String, String> agentSettings,
+      boolean warmSource,
       long seed) {}
 
   /** The targets of the catch-up (round) and of the stream phase, for the plot. */
@@ -83,10 +92,11 @@ public final class CatchupBench {
   static final double ROUND_MB_PER_S_TARGET = 400;
   static final double STREAM_MB_PER_S_TARGET = 500;
 
-  /** Medians over the trials. */
+  /** Medians over the trials; {@code warmSource} as configured. */
   public record Summary(
       int records,
       int valueBytes,
+      boolean warmSource,
       int trials,
       int correctTrials,
       double wallMillisMedian,
@@ -134,10 +144,21 @@ public final class CatchupBench {
       jvm.addAll(classArchive(c, jvm, log));
     }
     log.accept("catchup: agent JVM options " + (jvm.isEmpty() ? "(none)" : String.join(" ", jvm)));
-    log.accept(
-        String.format(
-            "catchup: the source's store settled (flushes and compactions of the load) in %.1f s",
-            settleSource(c, jvm, source, dir)));
+    Agent warm = null;
+    if (c.warmSource()) {
+      long w0 = System.nanoTime();
+      warm = warmSource(c, jvm, source, dir);
+      log.accept(
+          String.format(
+              "catchup: the source agent settled and served an untimed catch-up in %.1f s; it"
+                  + " serves every trial",
+              (System.nanoTime() - w0) / 1e9));
+    } else {
+      log.accept(
+          String.format(
+              "catchup: the source's store settled (flushes and compactions of the load) in %.1f s",
+              settleSource(c, jvm, source, dir)));
+    }
     double payloadMb = (double) c.records() * c.valueBytes() / 1e6;
     double[] wall = new double[c.trials()];
     double[] session = new double[c.trials()];
@@ -154,11 +175,16 @@ public final class CatchupBench {
     try {
       for (int t = 0; t < c.trials(); t++) {
         Path target = dir.resolve("new-" + t);
+        String newNode = "new-" + t; // a warm source meets a new peer in every trial
         JsonNode report;
         long wallNanos;
         boolean sameFingerprints;
-        try (Agent src = Agent.start(c, jvm, "source", t, source, dir);
-            Agent dst = Agent.start(c, jvm, "new", t, target, dir)) {
+        if (warm != null) {
+          AgentBench.waitUntilQuiet(warm::rocksDbBusy, 10 * 60_000_000_000L);
+        }
+        try (Agent started = warm == null ? Agent.start(c, jvm, "source", t, source, dir) : null;
+            Agent dst = Agent.start(c, jvm, newNode, t, target, dir)) {
+          Agent src = warm == null ? started : warm;
           double dstCpu0 = dst.cpuSeconds();
           double srcCpu0 = src.cpuSeconds();
           long w0 = System.nanoTime();
@@ -173,7 +199,7 @@ public final class CatchupBench {
           sameFingerprints =
               Arrays.equals(dst.get("/sketch/fingerprints"), src.get("/sketch/fingerprints"));
         }
-        long mismatches = compare(c, source, target);
+        long mismatches = compare(c, source, newNode, target);
         boolean ok = sameFingerprints && mismatches == 0;
         correct += ok ? 1 : 0;
         long received = report.path("recordsReceived").asLong();
@@ -231,11 +257,15 @@ public final class CatchupBench {
         AgentBench.wipe(target);
       }
     } finally {
+      if (warm != null) {
+        warm.close();
+      }
       AgentBench.wipe(dir);
     }
     return new Summary(
         c.records(),
         c.valueBytes(),
+        c.warmSource(),
         c.trials(),
         correct,
         Medians.of(wall),
@@ -307,6 +337,34 @@ public final class CatchupBench {
     return (System.nanoTime() - t0) / 1e9;
   }
 
+  /**
+   * Starts the source agent that serves every trial, as {@link #settleSource} settles it, then has
+   * it serve one catch-up of a scratch replica (not timed; it must succeed with every record) and
+   * waits until its RocksDB is idle again.
+   */
+  private static Agent warmSource(Config c, List<String> jvm, Path source, Path dir)
+      throws Exception {
+    Agent src = Agent.start(c, jvm, "source", -1, source, dir);
+    try {
+      src.get("/selfcheck");
+      AgentBench.waitUntilQuiet(src::rocksDbBusy, 10 * 60_000_000_000L);
+      Path scratch = dir.resolve("warm-up");
+      try (Agent w = Agent.start(c, jvm, "warm-up", -1, scratch, dir)) {
+        JsonNode r =
+            w.post("/repair?peer=" + src.peerHost + ":" + src.peerPort, Duration.ofMinutes(30));
+        if (!r.path("ok").asBoolean(false) || r.path("recordsReceived").asLong() != c.records()) {
+          throw new IllegalStateException("the source's warm-up catch-up failed: " + r);
+        }
+      }
+      AgentBench.wipe(scratch);
+      AgentBench.waitUntilQuiet(src::rocksDbBusy, 10 * 60_000_000_000L);
+      return src;
+    } catch (Exception | Error e) {
+      src.close();
+      throw e;
+    }
+  }
+
   /** Metrics of the agent that are above 0 while RocksDB flushes or compacts, or has that to do. */
   private static final List<String> ROCKSDB_BUSY =
       List.of(
@@ -363,9 +421,11 @@ public final class CatchupBench {
    * Records of the new replica that differ from the source's, plus the difference in counts: 0 when
    * the two stores hold the same records.
    */
-  private static long compare(Config c, Path source, Path target) {
-    try (LocalReplica src = LocalReplica.open(AgentConfig.fromMap(settings(c, "source", source)));
-        LocalReplica dst = LocalReplica.open(AgentConfig.fromMap(settings(c, "new", target)))) {
+  private static long compare(Config c, Path source, String newNode, Path target) {
+    // Read-only: with a warm source its agent still holds the store.
+    try (LocalReplica src =
+            LocalReplica.openReadOnly(AgentConfig.fromMap(settings(c, "source", source)));
+        LocalReplica dst = LocalReplica.open(AgentConfig.fromMap(settings(c, newNode, target)))) {
       AtomicLong differ = new AtomicLong(Math.abs(src.recordCount() - dst.recordCount()));
       AtomicLong seen = new AtomicLong();
       dst.forEachRecord(

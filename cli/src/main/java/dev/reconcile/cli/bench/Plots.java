@@ -168,7 +168,11 @@ final class Plots {
   static void catchup(List<CatchupBench.Summary> all, Path file) {
     CategoryChart c =
         categoryChart(
-            "Catch-up of an empty replica, separate agent processes: median / target",
+            "Catch-up of an empty replica, separate agent processes"
+                + (all.stream().allMatch(CatchupBench.Summary::warmSource)
+                    ? " (source in service)"
+                    : "")
+                + ": median / target",
             "records x value size (target: records/s up to 1 KiB, MB/s above)",
             "median / target (1.0 = target met)");
     List<String> cases = all.stream().map(s -> caseLabel(s.records(), s.valueBytes())).toList();
