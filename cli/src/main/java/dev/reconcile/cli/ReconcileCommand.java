@@ -160,7 +160,29 @@ public final class ReconcileCommand implements Callable<Integer> {
     return cl;
   }
 
+  /** The system property that turns Netty's JFR events on or off. */
+  static final String NETTY_JFR = "io.netty.jfr.enabled";
+
+  /**
+   * Process-wide settings made before any command runs, where {@code properties} (the system
+   * properties) do not already say otherwise.
+   *
+   * <p>Netty's JFR events off ({@value #NETTY_JFR} {@code false}). Netty 4.2's allocator emits JFR
+   * events about its chunks and buffers, and the first use of their classes in a just-started
+   * process initializes JFR's metadata, reflects on the events' annotations and generates event
+   * handlers with ASM: 110-200 ms and 0.15-0.3 CPU-s of a new agent's first round, which is its
+   * catch-up (docs/benchmarks.md, section 3a, "Netty's JFR events"). Nothing here reads those
+   * events; {@code -Dio.netty.jfr.enabled=true} brings them back. A JFR recording of the process is
+   * not affected.
+   */
+  static void setProcessDefaults(java.util.Properties properties) {
+    if (properties.getProperty(NETTY_JFR) == null) {
+      properties.setProperty(NETTY_JFR, "false");
+    }
+  }
+
   public static void main(String[] args) {
+    setProcessDefaults(System.getProperties()); // before Netty's classes initialize
     CommandLine cl = commandLine(new ReconcileCommand(), args);
     PrintWriter out =
         new PrintWriter(

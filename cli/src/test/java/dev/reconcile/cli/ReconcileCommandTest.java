@@ -16,6 +16,17 @@ import picocli.CommandLine;
 class ReconcileCommandTest {
   @TempDir Path dir;
 
+  @Test
+  void nettysJfrEventsAreOffUnlessTheUserSaysOtherwise() {
+    java.util.Properties p = new java.util.Properties();
+    ReconcileCommand.setProcessDefaults(p);
+    assertThat(p.getProperty(ReconcileCommand.NETTY_JFR)).isEqualTo("false");
+    java.util.Properties user = new java.util.Properties();
+    user.setProperty(ReconcileCommand.NETTY_JFR, "true");
+    ReconcileCommand.setProcessDefaults(user);
+    assertThat(user.getProperty(ReconcileCommand.NETTY_JFR)).isEqualTo("true");
+  }
+
   private static CommandLine forArgs(String... args) {
     return ReconcileCommand.commandLine(new ReconcileCommand(ExactEstimator.factory(1.0)), args);
   }

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -124,6 +125,38 @@ class ShadedJarIT {
     assertThat(loaded.status()).as(loaded.err()).isZero();
     assertThat(loaded.out())
         .containsPattern("dev\\.reconcile\\.cli\\.ReconcileCommand source: shared objects file");
+  }
+
+  /**
+   * A repair round in the jar's own process (the demo: two agents, one round) moves Netty buffers
+   * without loading Netty's JFR event classes (ReconcileCommand.setProcessDefaults), and with
+   * {@code -Dio.netty.jfr.enabled=true} it loads them: the check can fail.
+   */
+  @Test
+  void nettysJfrEventClassesStayUnloadedUnlessAskedFor() throws Exception {
+    Pattern events = Pattern.compile("io\\.netty\\.buffer\\.\\w*Event source:");
+    for (boolean asked : new boolean[] {false, true}) {
+      List<String> cmd =
+          new ArrayList<>(List.of(AgentJvm.JAVA.toString(), "-Xlog:class+load=info"));
+      if (asked) {
+        cmd.add("-Dio.netty.jfr.enabled=true");
+      }
+      cmd.addAll(
+          List.of(
+              "-jar",
+              JAR.toString(),
+              "demo",
+              "--keys",
+              "500",
+              "--dir",
+              dir.resolve("demo-" + asked).toString()));
+      Proc p = exec(cmd);
+      assertThat(p.status()).as(p.err()).isZero();
+      assertThat(p.out()).contains("replicas MATCH");
+      assertThat(events.matcher(p.out()).find())
+          .as("Netty JFR event classes loaded")
+          .isEqualTo(asked);
+    }
   }
 
   @Test
