@@ -9,15 +9,19 @@ import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -25,15 +29,16 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code reconcile demo}: two agents on embedded RocksDB under a local folder, a divergent dataset,
- * one repair round, and proof that the replicas match afterwards.
+ * one repair round started through the first agent's HTTP API ({@code POST /repair}), and proof
+ * that the replicas match afterwards.
  */
 @Command(
     name = "demo",
     mixinStandardHelpOptions = true,
     description = {
       "Starts two agents on embedded RocksDB under --dir, loads a divergent dataset (missing",
-      "records both ways, conflicting versions, deletes), runs one repair round and checks that",
-      "both replicas match."
+      "records both ways, conflicting versions, deletes), runs one repair round (POST /repair on",
+      "the first agent's HTTP API) and checks that both replicas match."
     })
 final class DemoCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -95,14 +100,7 @@ final class DemoCommand implements Callable<Integer> {
           d.onlyB,
           d.conflicts,
           d.deletes);
-      RoundReport r =
-          a.repair(new HostPort("127.0.0.1", b.peerPort()), false)
-              .toCompletionStage()
-              .toCompletableFuture()
-              .get(10, TimeUnit.MINUTES);
-      if (!r.ok) {
-        throw new CliException("repair round failed: " + r.error);
-      }
+      RoundReport r = repairOverHttp(a, new HostPort("127.0.0.1", b.peerPort()));
       out.printf(
           "round: %d partitions (%d equal, %d by rateless stream, %d by IBLT, %d by digest list),"
               + " estimated difference %,d, actual %,d%n",
@@ -150,6 +148,34 @@ final class DemoCommand implements Callable<Integer> {
       out.flush();
       return match ? 0 : 1;
     }
+  }
+
+  /**
+   * Runs the round as an operator does: {@code POST /repair?peer=PEER} on {@code a}'s HTTP API,
+   * then takes the full report from the agent (the reply carries a summary). The launcher trains
+   * the agents' class archive with this demo, so an agent's first request and its JSON reply are in
+   * the archive too.
+   */
+  private static RoundReport repairOverHttp(ReplicaAgent a, HostPort peer) throws Exception {
+    HttpClient http =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
+    HttpResponse<String> reply =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + a.httpPort() + "/repair?peer=" + peer))
+                .timeout(Duration.ofMinutes(10))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    RoundReport r = a.lastReports().get(peer.toString());
+    if (reply.statusCode() != 200 || r == null || !r.ok) {
+      throw new CliException(
+          "repair round failed: HTTP " + reply.statusCode() + ": " + reply.body());
+    }
+    return r;
   }
 
   private ReplicaAgent start(String node) throws Exception {
