@@ -7,6 +7,7 @@ import dev.reconcile.cli.bench.Csv;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -25,24 +26,8 @@ class CatchupBenchTest {
   @Test
   void aCatchUpOfAgentProcessesIsTimedAndComparedRecordByRecord() throws Exception {
     Path out = dir.resolve("out");
-    StringWriter err = new StringWriter();
-    CommandLine cl = ReconcileCommand.commandLine(new ReconcileCommand());
-    cl.setOut(new PrintWriter(new StringWriter(), true));
-    cl.setErr(new PrintWriter(err, true));
-    int status =
-        cl.execute(
-            "bench",
-            "--experiments",
-            "catchup",
-            "--catchup-trials",
-            "1",
-            "--catchup-records",
-            "3000",
-            "--catchup-large-records",
-            "24",
-            "--out",
-            out.toString());
-    assertThat(status).as(err.toString()).isZero();
+    bench(
+        out, "--catchup-trials", "1", "--catchup-records", "3000", "--catchup-large-records", "24");
 
     List<Map<String, String>> trials = Csv.read(out.resolve("catchup-trials.csv"));
     assertThat(trials).hasSize(2);
@@ -75,15 +60,9 @@ class CatchupBenchTest {
   @Test
   void aWarmSourceServesEveryTrialAndEachNewReplicaIsCompared() throws Exception {
     Path out = dir.resolve("out-warm");
-    StringWriter err = new StringWriter();
-    CommandLine cl = ReconcileCommand.commandLine(new ReconcileCommand());
-    cl.setOut(new PrintWriter(new StringWriter(), true));
-    cl.setErr(new PrintWriter(err, true));
-    int status =
-        cl.execute(
-            "bench",
-            "--experiments",
-            "catchup",
+    String err =
+        bench(
+            out,
             "--catchup-trials",
             "2",
             "--catchup-records",
@@ -93,11 +72,8 @@ class CatchupBenchTest {
             "--catchup-class-archive",
             "false",
             "--catchup-warm-source",
-            "true",
-            "--out",
-            out.toString());
-    assertThat(status).as(err.toString()).isZero();
-    assertThat(err.toString()).contains("served an untimed catch-up");
+            "true");
+    assertThat(err).contains("served an untimed catch-up");
     List<Map<String, String>> trials = Csv.read(out.resolve("catchup-trials.csv"));
     assertThat(trials).hasSize(2);
     for (Map<String, String> t : trials) {
@@ -112,5 +88,19 @@ class CatchupBenchTest {
               assertThat(s.get("source")).isEqualTo("warm");
               assertThat(s.get("correct_trials")).isEqualTo("2");
             });
+  }
+
+  /** Runs {@code reconcile bench --experiments catchup ARGS --out OUT}; returns what it logged. */
+  private static String bench(Path out, String... args) {
+    List<String> all = new ArrayList<>(List.of("bench", "--experiments", "catchup"));
+    all.addAll(List.of(args));
+    all.addAll(List.of("--out", out.toString()));
+    StringWriter err = new StringWriter();
+    CommandLine cl = ReconcileCommand.commandLine(new ReconcileCommand());
+    cl.setOut(new PrintWriter(new StringWriter(), true));
+    cl.setErr(new PrintWriter(err, true));
+    int status = cl.execute(all.toArray(new String[0]));
+    assertThat(status).as(err.toString()).isZero();
+    return err.toString();
   }
 }
