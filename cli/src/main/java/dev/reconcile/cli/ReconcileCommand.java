@@ -7,6 +7,7 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import picocli.CommandLine;
@@ -175,7 +176,7 @@ public final class ReconcileCommand implements Callable<Integer> {
    * events; {@code -Dio.netty.jfr.enabled=true} brings them back. A JFR recording of the process is
    * not affected.
    */
-  static void setProcessDefaults(java.util.Properties properties) {
+  static void setProcessDefaults(Properties properties) {
     if (properties.getProperty(NETTY_JFR) == null) {
       properties.setProperty(NETTY_JFR, "false");
     }

@@ -8,6 +8,7 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -18,10 +19,10 @@ class ReconcileCommandTest {
 
   @Test
   void nettysJfrEventsAreOffUnlessTheUserSaysOtherwise() {
-    java.util.Properties p = new java.util.Properties();
+    Properties p = new Properties();
     ReconcileCommand.setProcessDefaults(p);
     assertThat(p.getProperty(ReconcileCommand.NETTY_JFR)).isEqualTo("false");
-    java.util.Properties user = new java.util.Properties();
+    Properties user = new Properties();
     user.setProperty(ReconcileCommand.NETTY_JFR, "true");
     ReconcileCommand.setProcessDefaults(user);
     assertThat(user.getProperty(ReconcileCommand.NETTY_JFR)).isEqualTo("true");
