@@ -180,7 +180,7 @@ public final class CatchupBench {
         long wallNanos;
         boolean sameFingerprints;
         if (warm != null) {
-          AgentBench.waitUntilQuiet(warm::rocksDbBusy, 10 * 60_000_000_000L);
+          warm.waitUntilRocksDbIdle();
         }
         try (Agent started = warm == null ? Agent.start(c, jvm, "source", t, source, dir) : null;
             Agent dst = Agent.start(c, jvm, newNode, t, target, dir)) {
@@ -330,11 +330,22 @@ public final class CatchupBench {
   private static double settleSource(Config c, List<String> jvm, Path source, Path dir)
       throws Exception {
     long t0 = System.nanoTime();
-    try (Agent src = Agent.start(c, jvm, "source", -1, source, dir)) {
-      src.get("/selfcheck");
-      AgentBench.waitUntilQuiet(src::rocksDbBusy, 10 * 60_000_000_000L);
-    }
+    startSettled(c, jvm, source, dir).close();
     return (System.nanoTime() - t0) / 1e9;
+  }
+
+  /** The source agent, started, with its store settled as {@link #settleSource} describes. */
+  private static Agent startSettled(Config c, List<String> jvm, Path source, Path dir)
+      throws Exception {
+    Agent src = Agent.start(c, jvm, "source", -1, source, dir);
+    try {
+      src.get("/selfcheck");
+      src.waitUntilRocksDbIdle();
+      return src;
+    } catch (Exception | Error e) {
+      src.close();
+      throw e;
+    }
   }
 
   /**
@@ -344,10 +355,8 @@ public final class CatchupBench {
    */
   private static Agent warmSource(Config c, List<String> jvm, Path source, Path dir)
       throws Exception {
-    Agent src = Agent.start(c, jvm, "source", -1, source, dir);
+    Agent src = startSettled(c, jvm, source, dir);
     try {
-      src.get("/selfcheck");
-      AgentBench.waitUntilQuiet(src::rocksDbBusy, 10 * 60_000_000_000L);
       Path scratch = dir.resolve("warm-up");
       try (Agent w = Agent.start(c, jvm, "warm-up", -1, scratch, dir)) {
         JsonNode r =
@@ -357,7 +366,7 @@ public final class CatchupBench {
         }
       }
       AgentBench.wipe(scratch);
-      AgentBench.waitUntilQuiet(src::rocksDbBusy, 10 * 60_000_000_000L);
+      src.waitUntilRocksDbIdle();
       return src;
     } catch (Exception | Error e) {
       src.close();
@@ -466,6 +475,11 @@ public final class CatchupBench {
       this.peerHost = peerHost;
       this.peerPort = peerPort;
       this.http = http;
+    }
+
+    /** Waits (at most 10 minutes) until the agent's RocksDB has been idle for a while. */
+    void waitUntilRocksDbIdle() throws Exception {
+      AgentBench.waitUntilQuiet(this::rocksDbBusy, 10 * 60_000_000_000L);
     }
 
     /** Whether the agent's RocksDB flushes or compacts, or has that pending (its metrics). */
