@@ -151,9 +151,13 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     this.clock = clock;
     this.partition = partition;
     this.bloom = new BloomFilter(10);
-    this.recordFileOptions = new Options().setTableFormatConfig(StoreDb.recordTable(bloom));
+    this.recordFileOptions =
+        new Options()
+            .setCompressionType(StoreDb.COMPRESSION)
+            .setTableFormatConfig(StoreDb.recordTable(bloom));
     this.digestFileOptions =
         new Options()
+            .setCompressionType(StoreDb.COMPRESSION)
             .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
             .setTableFormatConfig(StoreDb.digestTable(bloom));
     this.envOptions = new EnvOptions();

@@ -13,6 +13,7 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.rocksdb.CompressionType;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteBatch;
 
@@ -55,6 +56,9 @@ import org.rocksdb.WriteBatch;
 public final class ReplicaStore implements AutoCloseable, RecordStore {
   /** Version of the on-disk layout written in {@code meta}. */
   public static final int STORE_FORMAT = 2;
+
+  /** Block compression of the store's table files, written or ingested (LZ4). */
+  public static final CompressionType BLOCK_COMPRESSION = StoreDb.COMPRESSION;
 
   static final int BULK_BATCH = 10_000;
 
