@@ -145,7 +145,6 @@ public class StoreBenchmark {
         rawOptions =
             new Options()
                 .setCreateIfMissing(true)
-                .setCompressionType(ReplicaStore.BLOCK_COMPRESSION)
                 .setTableFormatConfig(new BlockBasedTableConfig().setFormatVersion(5));
         raw = RocksDB.open(rawOptions, dir.toString());
         rawWrite = new WriteOptions();

@@ -261,7 +261,8 @@ public final class ApplyBench {
       case "rocksdb-sst" -> {
         Files.createDirectories(dir);
         String file = dir.resolve("load.sst").toString();
-        try (Options o = rawOptions();
+        // The file compressed as a partition load compresses its files.
+        try (Options o = rawOptions().setCompressionType(ReplicaStore.LOAD_FILE_COMPRESSION);
             EnvOptions eo = new EnvOptions();
             SstFileWriter w = new SstFileWriter(eo, o)) {
           w.open(file);
@@ -317,13 +318,8 @@ public final class ApplyBench {
         .build();
   }
 
-  /** Plain RocksDB as the store opens it: background jobs, syncs, block compression. */
   private static Options rawOptions() {
-    return new Options()
-        .setCreateIfMissing(true)
-        .setMaxBackgroundJobs(2)
-        .setBytesPerSync(1 << 20)
-        .setCompressionType(ReplicaStore.BLOCK_COMPRESSION);
+    return new Options().setCreateIfMissing(true).setMaxBackgroundJobs(2).setBytesPerSync(1 << 20);
   }
 
   /** Batches of at most {@code n} records, never straddling a partition (as the sender's). */

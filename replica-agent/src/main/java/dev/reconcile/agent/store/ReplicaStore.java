@@ -57,8 +57,11 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   /** Version of the on-disk layout written in {@code meta}. */
   public static final int STORE_FORMAT = 2;
 
-  /** Block compression of the store's table files, written or ingested (LZ4). */
-  public static final CompressionType BLOCK_COMPRESSION = StoreDb.COMPRESSION;
+  /**
+   * Block compression of the table files a partition load writes and ingests (LZ4); the column
+   * families flush and compact with RocksDB's default (Snappy).
+   */
+  public static final CompressionType LOAD_FILE_COMPRESSION = PartitionIngest.COMPRESSION;
 
   static final int BULK_BATCH = 10_000;
 

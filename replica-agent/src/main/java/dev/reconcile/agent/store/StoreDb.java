@@ -19,7 +19,6 @@ import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
-import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Filter;
 import org.rocksdb.LRUCache;
@@ -53,15 +52,6 @@ final class StoreDb {
 
   static final byte[] DIGESTS = ascii("digests");
   static final byte[] META = ascii("meta");
-
-  /**
-   * Block compression of every column family and of the table files a partition load writes ({@link
-   * PartitionIngest}): LZ4, as RocksDB's tuning guide advises for all levels. RocksDB's default,
-   * Snappy, made a table file of 100-byte records 2.5 x as dear to write as no compression, LZ4
-   * 1.25 x (docs/decisions.md, "block compression"). Files written with another compression
-   * (Snappy, before) are read as they are; compactions rewrite them with this one.
-   */
-  static final CompressionType COMPRESSION = CompressionType.LZ4_COMPRESSION;
 
   static {
     RocksDB.loadLibrary();
@@ -144,7 +134,6 @@ final class StoreDb {
       BloomFilter bloom = own(natives, new BloomFilter(10));
       ColumnFamilyOptions recordOptions =
           own(natives, new ColumnFamilyOptions())
-              .setCompressionType(COMPRESSION)
               .setTableFormatConfig(recordTable(bloom).setBlockCache(cache));
       // The digest index is read two ways: range scans of a partition (total order) and lookups
       // of one (partition, element) prefix (the verification of decoded elements, the keys of
@@ -153,18 +142,13 @@ final class StoreDb {
       // lacks the prefix; range scans say total order (DigestKeys.scanOptions).
       ColumnFamilyOptions digestOptions =
           own(natives, new ColumnFamilyOptions())
-              .setCompressionType(COMPRESSION)
               .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
               .setMemtablePrefixBloomSizeRatio(0.05)
               .setTableFormatConfig(digestTable(bloom).setBlockCache(cache));
       ColumnFamilyOptions metaOptions =
-          own(natives, new ColumnFamilyOptions())
-              .setCompressionType(COMPRESSION)
-              .setTableFormatConfig(tableConfig(cache));
+          own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
       ColumnFamilyOptions defaultOptions =
-          own(natives, new ColumnFamilyOptions())
-              .setCompressionType(COMPRESSION)
-              .setTableFormatConfig(tableConfig(cache));
+          own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
       List<ColumnFamilyDescriptor> descriptors =
           new ArrayList<>(
               List.of(
