@@ -15,6 +15,7 @@ import sys
 PHASES = [
     ("sketch upkeep (IBLT, symbols, estimator)", ["StoreSketches.replace", "PartitionState.",
                                                   "StoreSketches.addBulk", "PartitionState.addAll"]),
+    ("apply: partition load (table files, ingest)", ["PartitionIngest.", "DigestKeys.order"]),
     ("apply: RocksDB write (WAL, memtable)", ["RocksDB.write"]),
     ("apply: read current (multiGet)", ["RecordWriter.readCurrent"]),
     ("apply: hash, encode, batch", ["RecordWriter.apply", "RecordWriter.applyBulk",
