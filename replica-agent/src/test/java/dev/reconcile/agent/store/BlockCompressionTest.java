@@ -71,15 +71,17 @@ final class BlockCompressionTest {
     }
     try (DBOptions o = new DBOptions();
         RocksDB db = RocksDB.openReadOnly(o, dir.toString(), descriptors, handles)) {
-      for (int i = 0; i < handles.size(); i++) {
-        List<String> names = new ArrayList<>();
-        for (TableProperties p : db.getPropertiesOfAllTables(handles.get(i)).values()) {
-          names.add(p.getCompressionName());
+      try {
+        for (int i = 0; i < handles.size(); i++) {
+          List<String> names = new ArrayList<>();
+          for (TableProperties p : db.getPropertiesOfAllTables(handles.get(i)).values()) {
+            names.add(p.getCompressionName());
+          }
+          out.put(new String(descriptors.get(i).getName(), StandardCharsets.US_ASCII), names);
         }
-        out.put(new String(descriptors.get(i).getName(), StandardCharsets.US_ASCII), names);
+      } finally {
+        handles.forEach(ColumnFamilyHandle::close); // before the database, as the store does
       }
-    } finally {
-      handles.forEach(ColumnFamilyHandle::close);
     }
     return out;
   }
