@@ -9,10 +9,6 @@ import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -151,29 +147,26 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   /**
-   * Runs the round as an operator does: {@code POST /repair?peer=PEER} on {@code a}'s HTTP API,
-   * then takes the full report from the agent (the reply carries a summary). The launcher trains
-   * the agents' class archive with this demo, so an agent's first request and its JSON reply are in
-   * the archive too.
+   * Runs the round as an operator does: {@code POST /repair?peer=PEER} on {@code a}'s HTTP API
+   * ({@link AgentSideHttp}, as {@code reconcile repair agent:...} does), then takes the full report
+   * from the agent (the reply carries a summary). The launcher trains the agents' class archive
+   * with this demo, so an agent's first request and its JSON reply are in the archive too.
    */
-  private static RoundReport repairOverHttp(ReplicaAgent a, HostPort peer) throws Exception {
-    HttpClient http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10))
-            .build();
-    HttpResponse<String> reply =
-        http.send(
-            HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + a.httpPort() + "/repair?peer=" + peer))
-                .timeout(Duration.ofMinutes(10))
-                .POST(HttpRequest.BodyPublishers.noBody())
-                .build(),
-            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  private static RoundReport repairOverHttp(ReplicaAgent a, HostPort peer) {
+    AgentSideHttp http =
+        new AgentSideHttp(
+            "agent a",
+            new HostPort("127.0.0.1", a.httpPort()),
+            null,
+            false,
+            Duration.ofSeconds(10));
+    AgentSideHttp.Response reply =
+        http.postJson(
+            "/repair?peer=" + AgentSideHttp.query(peer.toString()), Duration.ofMinutes(10));
     RoundReport r = a.lastReports().get(peer.toString());
-    if (reply.statusCode() != 200 || r == null || !r.ok) {
+    if (reply.status() != 200 || r == null || !r.ok) {
       throw new CliException(
-          "repair round failed: HTTP " + reply.statusCode() + ": " + reply.body());
+          "repair round failed: HTTP " + reply.status() + ": " + reply.body().encode());
     }
     return r;
   }
