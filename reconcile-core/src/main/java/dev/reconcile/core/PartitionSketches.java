@@ -27,11 +27,16 @@ public interface PartitionSketches {
 
   /**
    * Adds the partition's maintained coded symbols to {@code sum} ({@link CodedSymbols#add}), as of
-   * one instant: what a group stream of several partitions needs, without a copy of each. The
-   * default adds a {@link #symbols} copy.
+   * one instant, and returns the partition's fingerprint as of that same instant: a stream's
+   * snapshot and the fingerprint a decode of it is checked against (RatelessExchange). A store
+   * written concurrently must read both under one lock; the default reads {@link #fingerprint} and
+   * then adds a {@link #symbols} copy, which is exact only while nothing writes (a write in between
+   * makes the check fail, and the session then looks the decoded elements up instead).
    */
-  default void addSymbols(int partition, CodedSymbols sum) {
+  default Fingerprint addSymbols(int partition, CodedSymbols sum) {
+    Fingerprint f = fingerprint(partition);
     sum.add(symbols(partition));
+    return f;
   }
 
   /** True when {@link #symbols} gives every partition's symbols (the rateless mode is offered). */

@@ -61,9 +61,26 @@ import java.util.Map;
  *       or the digest list when cheaper): never a failure for size.
  * </ol>
  *
- * A partial decode is never used; decoded elements are verified against the initiator's own set as
- * on every path (an element of a group's stream outside the group's partitions is counted as
- * unverified). Each side streams from a snapshot of its symbols taken when the stream starts.
+ * A partial decode is never used. Each side streams from a snapshot of its symbols taken when the
+ * stream starts, and reads each partition's fingerprint at the same instant ({@link
+ * PartitionSketches#addSymbols}).
+ *
+ * <h2>Checking a decode</h2>
+ *
+ * The responder sends, with the first symbols of a stream, the fingerprint digest of each of its
+ * partitions as of its snapshot ({@code SymbolChunk.snapshot_digests}). When a stream decodes, the
+ * initiator checks each partition against it: its own snapshot's fingerprint {@code F_i}, minus the
+ * elements decoded as only here, plus those decoded as only there, must be the responder's
+ * fingerprint {@code F_r} ({@link Fingerprint}: a count and two sums modulo 2^64, the second of an
+ * independent hash, so a set that is not the responder's passes with probability about 2^-64 per
+ * digest). A partition that passes is exact as of the two snapshots, at O(d) in memory. One that
+ * does not (a wrong decode; or a snapshot whose fingerprint was not read at its instant; or a
+ * responder that sends no digests) has its decoded elements verified against the initiator's own
+ * set as on every other path: each looked up in the store, kept when present (only here) or absent
+ * (only there), the others counted as unverified. An element of a group's stream outside the
+ * group's partitions is counted as unverified either way. The lookups cost a seek per element in an
+ * agent's digest index, 2-7 us each at 10^7 records: most of a dry round's session
+ * (docs/benchmarks.md, section 2).
  */
 final class RatelessExchange {
   /**
@@ -100,6 +117,10 @@ final class RatelessExchange {
   private final Map<Integer, RatelessDecoder> decoders = new HashMap<>();
   private final Map<Integer, RatelessPacing> pacings = new HashMap<>();
   private final Map<Integer, Integer> grantsBefore = new HashMap<>();
+  // Both sides: each streaming partition's fingerprint as of its stream's snapshot.
+  private final Map<Integer, Fingerprint> snapshotFingerprints = new HashMap<>();
+  // Initiator: the responder's fingerprint digest of each partition's snapshot, as it sent them.
+  private final Map<Integer, Long> remoteDigests = new HashMap<>();
 
   RatelessExchange(
       SessionContext ctx, TableExchange tables, ResultStream results, Runnable allSettled) {
@@ -172,13 +193,25 @@ final class RatelessExchange {
     return pacing(new RatelessPacing.Config(FIRST_BATCH, 1, 0.25, false), members, 0).firstGrant();
   }
 
-  /** The symbols of a stream of {@code members}: a copy of this side's, summed over a group. */
+  /**
+   * The symbols of a stream of {@code members}: a copy of this side's, summed over a group; each
+   * member's fingerprint of the same instant is kept ({@link #snapshotFingerprints}).
+   */
   private CodedSymbols symbolsOf(int[] members) {
-    CodedSymbols sum = ctx.local.symbols(members[0]);
-    for (int i = 1; i < members.length; i++) {
-      ctx.local.addSymbols(members[i], sum);
+    CodedSymbols sum = new CodedSymbols(ctx.params.spec(), ctx.params.ratelessLog2());
+    for (int p : members) {
+      snapshotFingerprints.put(p, ctx.local.addSymbols(p, sum));
     }
     return sum;
+  }
+
+  /** Responder: the digests of the snapshots of {@code members}, for the initiator's check. */
+  private void addSnapshotDigests(SymbolChunk.Builder chunk, int[] members) {
+    for (int p : members) {
+      chunk
+          .addSnapshotPartitions(p)
+          .addSnapshotDigests(ctx.params.spec().fingerprintDigest(snapshotFingerprints.get(p)));
+    }
   }
 
   // ---------------------------------------------------------------- responder
@@ -190,18 +223,20 @@ final class RatelessExchange {
     }
     List<CodedSymbols> from = new ArrayList<>();
     List<int[]> ranges = new ArrayList<>();
+    SymbolChunk.Builder chunk = SymbolChunk.newBuilder();
     for (Part part : parts) {
       part.phase = Part.Phase.STREAMING;
     }
     for (int[] members : streamsOf(parts)) {
       CodedSymbols snapshot = symbolsOf(members);
+      addSnapshotDigests(chunk, members);
       int n = Math.min(limit(), firstGrant(members));
       streams.put(members[0], snapshot);
       sent.put(members[0], n);
       from.add(snapshot);
       ranges.add(new int[] {members[0], 0, n});
     }
-    ctx.queue(Envelope.newBuilder().setSymbols(pack(SymbolChunk.newBuilder(), from, ranges)));
+    ctx.queue(Envelope.newBuilder().setSymbols(pack(chunk, from, ranges)));
   }
 
   /** Responder: the initiator grants more symbols (and may split groups). */
@@ -240,6 +275,7 @@ final class RatelessExchange {
     }
     List<CodedSymbols> from = new ArrayList<>();
     List<int[]> ranges = new ArrayList<>();
+    SymbolChunk.Builder chunk = SymbolChunk.newBuilder();
     for (int j = 0; j < r.getPartitionsCount(); j++) {
       int p = r.getPartitions(j);
       Part part = ctx.part(p, "SymbolRequest");
@@ -250,7 +286,9 @@ final class RatelessExchange {
       Boolean started = starting.get(p);
       if (Boolean.FALSE.equals(started)) {
         starting.put(p, true);
-        streams.put(p, ctx.local.symbols(p));
+        int[] alone = {p};
+        streams.put(p, symbolsOf(alone));
+        addSnapshotDigests(chunk, alone);
         sent.put(p, 0);
       }
       CodedSymbols s = streams.get(p);
@@ -288,7 +326,7 @@ final class RatelessExchange {
                 + " but grants it no symbols");
       }
     }
-    ctx.queue(Envelope.newBuilder().setSymbols(pack(SymbolChunk.newBuilder(), from, ranges)));
+    ctx.queue(Envelope.newBuilder().setSymbols(pack(chunk, from, ranges)));
   }
 
   /** Responder: streams that did not decode go on the estimator path. */
@@ -376,6 +414,7 @@ final class RatelessExchange {
               + " bytes, not "
               + PackedSymbols.bytes(total));
     }
+    takeSnapshotDigests(c);
     ByteBuffer all = c.getSymbols().asReadOnlyByteBuffer();
     SymbolRequest.Builder more = SymbolRequest.newBuilder();
     RatelessFallback.Builder fallback = RatelessFallback.newBuilder();
@@ -438,6 +477,59 @@ final class RatelessExchange {
     }
   }
 
+  /** Initiator: keeps the responder's snapshot digests that {@code c} carries. */
+  private void takeSnapshotDigests(SymbolChunk c) throws ProtocolException {
+    int n = c.getSnapshotPartitionsCount();
+    if (n != c.getSnapshotDigestsCount()) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "SymbolChunk lists "
+              + n
+              + " snapshot partitions and "
+              + c.getSnapshotDigestsCount()
+              + " snapshot digests");
+    }
+    for (int j = 0; j < n; j++) {
+      int p = c.getSnapshotPartitions(j);
+      Part part = ctx.part(p, "SymbolChunk snapshot digest");
+      if (part.phase != Part.Phase.DECODING) {
+        throw new ProtocolException(
+            Code.MALFORMED,
+            "SymbolChunk snapshot digest for partition " + p + " in phase " + part.phase);
+      }
+      remoteDigests.put(p, c.getSnapshotDigests(j));
+    }
+  }
+
+  /**
+   * Initiator: true when {@code part}'s decoded lists turn this side's snapshot fingerprint into
+   * the responder's (see the class comment); false when they do not or a digest is missing.
+   */
+  private boolean matchesSnapshots(Part part) {
+    Fingerprint mine = snapshotFingerprints.get(part.partition);
+    Long theirs = remoteDigests.get(part.partition);
+    return mine != null
+        && theirs != null
+        && turnsInto(ctx.params.spec(), mine, part.missingRemote, part.missingLocal, theirs);
+  }
+
+  /**
+   * True when the set of fingerprint {@code mine}, without {@code onlyHere} and with {@code
+   * onlyThere}, has the fingerprint digest {@code theirs}.
+   */
+  static boolean turnsInto(
+      HashSpec spec, Fingerprint mine, LongList onlyHere, LongList onlyThere, long theirs) {
+    Fingerprint.Accumulator f = new Fingerprint.Accumulator(spec);
+    f.set(mine);
+    for (int i = 0; i < onlyHere.size(); i++) {
+      f.remove(onlyHere.get(i));
+    }
+    for (int i = 0; i < onlyThere.size(); i++) {
+      f.add(onlyThere.get(i));
+    }
+    return spec.fingerprintDigest(f.snapshot()) == theirs;
+  }
+
   /** True when the estimate of {@code d} says the stream will not decode within the prefix. */
   private boolean beyondThePrefix(RatelessDecoder dec, RatelessPacing pacing) {
     if (dec.received() < ESTIMATE_AFTER) {
@@ -473,7 +565,8 @@ final class RatelessExchange {
     ctx.stats.splits++;
     for (int p : members) {
       RatelessPacing own = pacing(ctx.config.pacing(), new int[] {p}, prior);
-      decoders.put(p, new RatelessDecoder(ctx.local.symbols(p)));
+      remoteDigests.remove(p); // the responder's new stream of p comes with its own
+      decoders.put(p, new RatelessDecoder(symbolsOf(new int[] {p})));
       pacings.put(p, own);
       grantsBefore.put(p, pacing.grants());
       more.addPartitions(p).addUpTo(own.firstGrant());
@@ -503,8 +596,12 @@ final class RatelessExchange {
         Math.max(ctx.stats.roundTrips, grantsBefore.getOrDefault(id, 0) + pacing.grants());
     for (int p : members) {
       Part part = ctx.parts.get(p);
-      part.missingRemote = ctx.verified(p, part.missingRemote, true);
-      part.missingLocal = ctx.verified(p, part.missingLocal, false);
+      if (matchesSnapshots(part)) {
+        ctx.stats.checkedByFingerprint++;
+      } else {
+        part.missingRemote = ctx.verified(p, part.missingRemote, true);
+        part.missingLocal = ctx.verified(p, part.missingLocal, false);
+      }
       ctx.settle(part, PartitionOutcome.Path.RATELESS);
       results.send(part);
     }

@@ -24,6 +24,7 @@ public final class SessionStats {
   int fallbacks;
   int splits;
   int unverified;
+  int checkedByFingerprint;
   int roundTrips;
   long ibltCells;
 
@@ -165,6 +166,14 @@ public final class SessionStats {
   }
 
   /**
+   * Partitions whose decoded lists this side checked against the peer's snapshot fingerprint
+   * instead of looking each element up (RatelessExchange, "checking a decode").
+   */
+  public int checkedByFingerprint() {
+    return checkedByFingerprint;
+  }
+
+  /**
    * Round trips of the protocol's longest dependency chain: hello, fingerprints (answered with the
    * estimator), then one per table or digest list a partition needed. Partitions proceed in
    * parallel.
@@ -178,7 +187,7 @@ public final class SessionStats {
     return String.format(
         "bytes sent=%d received=%d (handshake=%d fingerprints=%d estimator=%d iblt=%d digests=%d"
             + " results=%d) fastPath=%d decodeFailures=%d doublings=%d fallbacks=%d splits=%d"
-            + " unverified=%d roundTrips=%d",
+            + " unverified=%d checkedByFingerprint=%d roundTrips=%d",
         bytesSent,
         bytesReceived,
         handshakeBytes,
@@ -193,6 +202,7 @@ public final class SessionStats {
         fallbacks,
         splits,
         unverified,
+        checkedByFingerprint,
         roundTrips);
   }
 }

@@ -355,7 +355,29 @@ class WireGoldenV2Test {
                         .addUpTo(40)
                         .addPartitions(9)
                         .addUpTo(24))));
+    // Added within format 2: the first symbols of a stream with its snapshot's fingerprint digest.
+    b.add(
+        new Named(
+            "symbols-snapshot-digest",
+            Envelope.newBuilder()
+                .setSymbols(
+                    SymbolChunk.newBuilder()
+                        .addPartitions(3)
+                        .addFirsts(0)
+                        .addCounts(8)
+                        .setSymbols(ByteString.copyFrom(PackedSymbols.pack(symbols, 0, 8)))
+                        .addSnapshotPartitions(3)
+                        .addSnapshotDigests(SPEC.fingerprintDigest(symbolsFingerprint())))));
     return b;
+  }
+
+  /** The fingerprint of the three elements of the golden symbols. */
+  static Fingerprint symbolsFingerprint() {
+    Fingerprint.Accumulator f = new Fingerprint.Accumulator(SPEC);
+    for (long x : Arrays.copyOf(new SplittableRandom(7).longs(5).toArray(), 3)) {
+      f.add(x);
+    }
+    return f.snapshot();
   }
 
   static List<Envelope> frames() {
@@ -453,6 +475,11 @@ class WireGoldenV2Test {
     // The symbols: 8 coded symbols of 14 bytes.
     SymbolChunk sc = f.get(13).getSymbols();
     assertThat(sc.getSymbols().size()).isEqualTo(PackedSymbols.bytes(8));
+    // The snapshot digest: the fingerprint digest of the symbols' three elements, frozen.
+    SymbolChunk withDigest = f.get(26).getSymbols();
+    assertThat(withDigest.getSnapshotPartitionsList()).containsExactly(3);
+    assertThat(withDigest.getSnapshotDigestsList())
+        .containsExactly(SPEC.fingerprintDigest(symbolsFingerprint()));
   }
 
   @Test

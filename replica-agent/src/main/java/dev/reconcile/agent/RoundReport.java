@@ -151,6 +151,7 @@ public final class RoundReport {
               .put("ratelessSplits", stats.splits())
               .put("ibltCells", stats.ibltCells())
               .put("unverified", stats.unverified())
+              .put("checkedByFingerprint", stats.checkedByFingerprint())
               .put("roundTrips", stats.roundTrips()));
     }
     JsonArray parts = new JsonArray();

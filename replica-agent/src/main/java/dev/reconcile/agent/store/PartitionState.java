@@ -188,12 +188,16 @@ final class PartitionState {
     }
   }
 
-  /** Adds the coded symbols to {@code sum}, atomically with respect to writes. */
-  synchronized void addSymbolsTo(CodedSymbols sum) {
+  /**
+   * Adds the coded symbols to {@code sum}, atomically with respect to writes, and returns the
+   * fingerprint of the same instant (both read under the monitor, every write applied).
+   */
+  synchronized Fingerprint addSymbolsTo(CodedSymbols sum) {
     symbolsLock.lock();
     try {
       applyPendingIfAny();
       sketch.addSymbolsTo(sum);
+      return sketch.fingerprint();
     } finally {
       symbolsLock.unlock();
     }

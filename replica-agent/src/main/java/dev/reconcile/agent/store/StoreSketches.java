@@ -243,9 +243,9 @@ final class StoreSketches implements PartitionSketches {
   }
 
   @Override
-  public void addSymbols(int partition, CodedSymbols sum) {
+  public Fingerprint addSymbols(int partition, CodedSymbols sum) {
     s.checkPartition(partition);
-    states[partition].addSymbolsTo(sum);
+    return states[partition].addSymbolsTo(sum);
   }
 
   @Override

@@ -104,6 +104,57 @@ class PartitionStateTest {
     }
   }
 
+  /**
+   * A stream's snapshot and the fingerprint its decode is checked against are of one instant
+   * ({@link PartitionState#addSymbolsTo}): symbol 0 holds every element, so its count is the
+   * fingerprint's count in every snapshot taken while a writer adds and removes and the upkeep
+   * thread drains.
+   */
+  @Test
+  void aSnapshotsFingerprintIsOfTheSameInstantAsItsSymbols() throws Exception {
+    long seed = 9;
+    try (SymbolUpkeep upkeep = new SymbolUpkeep("test-upkeep")) {
+      PartitionState state = new PartitionState(PARAMS, Fixtures.ESTIMATORS, upkeep::wake);
+      upkeep.start(new PartitionState[] {state});
+      AtomicReference<Throwable> readerFailure = new AtomicReference<>();
+      java.util.concurrent.atomic.AtomicBoolean writing =
+          new java.util.concurrent.atomic.AtomicBoolean(true);
+      int[] snapshots = {0};
+      Thread reader =
+          new Thread(
+              () -> {
+                try {
+                  while (writing.get()) {
+                    CodedSymbols sum = new CodedSymbols(PARAMS.spec(), PARAMS.ratelessLog2());
+                    dev.reconcile.core.Fingerprint f = state.addSymbolsTo(sum);
+                    assertThat(sum.count(0))
+                        .as("seed %d, snapshot %d", seed, snapshots[0])
+                        .isEqualTo((int) f.count());
+                    snapshots[0]++;
+                  }
+                } catch (Throwable t) {
+                  readerFailure.set(t);
+                }
+              });
+      reader.start();
+      SplittableRandom r = new SplittableRandom(seed);
+      List<Long> live = new ArrayList<>();
+      for (int i = 0; i < 400_000 && readerFailure.get() == null; i++) {
+        if (live.isEmpty() || r.nextInt(3) > 0) {
+          long x = r.nextLong();
+          live.add(x);
+          state.add(x);
+        } else {
+          state.remove(live.remove(live.size() - 1));
+        }
+      }
+      writing.set(false);
+      reader.join();
+      assertThat(readerFailure.get()).as("seed %d", seed).isNull();
+      assertThat(snapshots[0]).as("snapshots taken while writing").isGreaterThan(10);
+    }
+  }
+
   @Test
   void withoutARatelessPrefixNothingIsDeferred() {
     PartitionState s =
