@@ -5,6 +5,7 @@ import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
+import dev.reconcile.core.PartitionOutcome;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,7 +29,9 @@ import java.util.function.Consumer;
  *       records differing in {@code d}; warm-up rounds, then timed dry-run rounds (the session runs
  *       in full, nothing is streamed, so the data stays divergent). Wall time is {@code
  *       System.nanoTime} around {@code repair(peer, dryRun=true)}; the agent's own {@code
- *       sessionMillis} is kept too.
+ *       sessionMillis} is kept too. After each timed round, untimed, the elements it listed are
+ *       compared with the truth ({@link #checkListed}): the records they name on the side that
+ *       holds them must be exactly the keys loaded on that side only.
  *   <li><b>stream</b>: before each trial the initiator gets {@code records} new records the
  *       responder lacks; a real round sends them; the rate is over the repair phase ({@code
  *       durationMillis - sessionMillis}: fetch from RocksDB, batches with CRC32C, TCP, apply,
@@ -74,7 +77,9 @@ public final class AgentBench {
                 "session_ms",
                 "protocol_bytes",
                 "round_trips",
-                "difference");
+                "difference",
+                "checked_by_fingerprint",
+                "looked_up_partitions");
         Csv sum =
             new Csv(
                 out.resolve("latency-summary.csv"),
@@ -125,7 +130,10 @@ public final class AgentBench {
               throw new IllegalStateException(
                   "latency round found a difference of " + diff + ", expected " + d);
             }
-            csv.row(n, d, r, wall[r], rep.sessionMillis, bytes, rts, diff);
+            checkListed(a, b, rep, d);
+            int checked = rep.stats.checkedByFingerprint();
+            int lookedUp = rep.ratelessPartitions - checked; // rateless partitions looked up
+            csv.row(n, d, r, wall[r], rep.sessionMillis, bytes, rts, diff, checked, lookedUp);
           }
           Latency l =
               new Latency(
@@ -190,6 +198,47 @@ public final class AgentBench {
       batch.add(new ReplicaRecord(key("b", i), value(rnd, valueBytes), version, origin, false));
     }
     b.putAll(batch);
+  }
+
+  /**
+   * The truth, element by element: every element {@code rep} lists as only on a ({@code
+   * missingRemote}) names one record of a whose key is one of the keys {@link #load} gave a only,
+   * each of those keys once; likewise for b ({@code missingLocal}).
+   *
+   * @throws IllegalStateException naming the first difference
+   */
+  static void checkListed(ReplicaAgent a, ReplicaAgent b, RoundReport rep, long d) {
+    List<String> onA = new ArrayList<>();
+    List<String> onB = new ArrayList<>();
+    long listed = 0;
+    for (PartitionOutcome o : rep.outcomes) {
+      listed += o.missingRemote().length + o.missingLocal().length;
+      for (ReplicaRecord r : a.store().recordsFor(o.partition(), o.missingRemote())) {
+        onA.add(new String(r.key(), StandardCharsets.UTF_8));
+      }
+      for (ReplicaRecord r : b.store().recordsFor(o.partition(), o.missingLocal())) {
+        onB.add(new String(r.key(), StandardCharsets.UTF_8));
+      }
+    }
+    List<String> truthA = new ArrayList<>();
+    for (long i = 0; i < (d + 1) / 2; i++) {
+      truthA.add("a" + i);
+    }
+    List<String> truthB = new ArrayList<>();
+    for (long i = 0; i < d / 2; i++) {
+      truthB.add("b" + i);
+    }
+    java.util.Collections.sort(onA);
+    java.util.Collections.sort(onB);
+    java.util.Collections.sort(truthA);
+    java.util.Collections.sort(truthB);
+    if (listed != d || !onA.equals(truthA) || !onB.equals(truthB)) {
+      throw new IllegalStateException(
+          String.format(
+              "latency round listed %d elements naming %d keys only on a and %d only on b;"
+                  + " the truth is %d and %d",
+              listed, onA.size(), onB.size(), truthA.size(), truthB.size()));
+    }
   }
 
   // ------------------------------------------------------------------------------ stream
