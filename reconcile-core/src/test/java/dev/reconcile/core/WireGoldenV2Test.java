@@ -243,16 +243,14 @@ class WireGoldenV2Test {
                         .setMissingAtResponder(Wire.packLongs(elems, 2, 5))
                         .setLast(true)
                         .setAttempts(2))));
-    b.add(
-        new Named(
-            "symbols",
-            Envelope.newBuilder()
-                .setSymbols(
-                    SymbolChunk.newBuilder()
-                        .addPartitions(3)
-                        .addFirsts(0)
-                        .addCounts(8)
-                        .setSymbols(ByteString.copyFrom(PackedSymbols.pack(symbols, 0, 8))))));
+    SymbolChunk eightSymbols =
+        SymbolChunk.newBuilder()
+            .addPartitions(3)
+            .addFirsts(0)
+            .addCounts(8)
+            .setSymbols(ByteString.copyFrom(PackedSymbols.pack(symbols, 0, 8)))
+            .build();
+    b.add(new Named("symbols", Envelope.newBuilder().setSymbols(eightSymbols)));
     b.add(
         new Named(
             "symbol-request",
@@ -361,11 +359,7 @@ class WireGoldenV2Test {
             "symbols-snapshot-digest",
             Envelope.newBuilder()
                 .setSymbols(
-                    SymbolChunk.newBuilder()
-                        .addPartitions(3)
-                        .addFirsts(0)
-                        .addCounts(8)
-                        .setSymbols(ByteString.copyFrom(PackedSymbols.pack(symbols, 0, 8)))
+                    eightSymbols.toBuilder()
                         .addSnapshotPartitions(3)
                         .addSnapshotDigests(SPEC.fingerprintDigest(symbolsFingerprint())))));
     return b;
