@@ -99,7 +99,7 @@ class DecodeCheckTest {
     RatelessSessionTest.assertExact(new RatelessSessionTest.Run(run.i, run.r, run.sets), ctx);
   }
 
-  /** Grouped streams (d small), streams of one partition each (d large), splits in between. */
+  /** One partition's stream (d = 1), grouped streams, and a group that splits (d = 3 000). */
   @ParameterizedTest
   @CsvSource({"1, 1, 0", "2, 0, 3", "3, 20, 20", "4, 300, 200", "5, 1500, 1500"})
   void aDecodeThatMatchesTheSnapshotsIsNotLookedUp(long seed, int da, int db) {
@@ -109,6 +109,16 @@ class DecodeCheckTest {
     assertThat(run.ratelessPartitions()).as(ctx).isPositive();
     assertThat(run.i.stats().checkedByFingerprint()).as(ctx).isEqualTo(run.ratelessPartitions());
     assertThat(run.a.lookedUp).as(ctx).isZero();
+  }
+
+  /** A group that splits: each partition's new stream comes with its own digest. */
+  @Test
+  void afterASplitEachPartitionIsCheckedAgainstItsNewSnapshot() {
+    Run run = run(5, 4, 20_000, 1500, 1500, UnaryOperator.identity());
+    assertExact(run, "split");
+    assertThat(run.i.stats().splits).isPositive();
+    assertThat(run.i.stats().checkedByFingerprint()).isEqualTo(run.ratelessPartitions());
+    assertThat(run.a.lookedUp).isZero();
   }
 
   @Test
