@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -220,18 +221,10 @@ public final class AgentBench {
         onB.add(new String(r.key(), StandardCharsets.UTF_8));
       }
     }
-    List<String> truthA = new ArrayList<>();
-    for (long i = 0; i < (d + 1) / 2; i++) {
-      truthA.add("a" + i);
-    }
-    List<String> truthB = new ArrayList<>();
-    for (long i = 0; i < d / 2; i++) {
-      truthB.add("b" + i);
-    }
-    java.util.Collections.sort(onA);
-    java.util.Collections.sort(onB);
-    java.util.Collections.sort(truthA);
-    java.util.Collections.sort(truthB);
+    List<String> truthA = loadedKeys("a", (d + 1) / 2);
+    List<String> truthB = loadedKeys("b", d / 2);
+    Collections.sort(onA);
+    Collections.sort(onB);
     if (listed != d || !onA.equals(truthA) || !onB.equals(truthB)) {
       throw new IllegalStateException(
           String.format(
@@ -239,6 +232,16 @@ public final class AgentBench {
                   + " the truth is %d and %d",
               listed, onA.size(), onB.size(), truthA.size(), truthB.size()));
     }
+  }
+
+  /** The keys {@link #load} gives one side only ({@link #key}), sorted. */
+  private static List<String> loadedKeys(String prefix, long count) {
+    List<String> keys = new ArrayList<>();
+    for (long i = 0; i < count; i++) {
+      keys.add(new String(key(prefix, i), StandardCharsets.UTF_8));
+    }
+    Collections.sort(keys);
+    return keys;
   }
 
   // ------------------------------------------------------------------------------ stream
