@@ -209,6 +209,17 @@ public final class AgentBench {
    * @throws IllegalStateException naming the first difference
    */
   static void checkListed(ReplicaAgent a, ReplicaAgent b, RoundReport rep, long d) {
+    String wrong = listedAgainstTruth(a, b, rep, d);
+    if (wrong != null) {
+      throw new IllegalStateException("latency round " + wrong);
+    }
+  }
+
+  /**
+   * The comparison of {@link #checkListed}: null when the round listed exactly the truth, else what
+   * it listed against the truth.
+   */
+  static String listedAgainstTruth(ReplicaAgent a, ReplicaAgent b, RoundReport rep, long d) {
     List<String> onA = new ArrayList<>();
     List<String> onB = new ArrayList<>();
     long listed = 0;
@@ -226,12 +237,17 @@ public final class AgentBench {
     Collections.sort(onA);
     Collections.sort(onB);
     if (listed != d || !onA.equals(truthA) || !onB.equals(truthB)) {
-      throw new IllegalStateException(
-          String.format(
-              "latency round listed %d elements naming %d keys only on a and %d only on b;"
-                  + " the truth is %d and %d",
-              listed, onA.size(), onB.size(), truthA.size(), truthB.size()));
+      return String.format(
+          "listed %d elements naming %d keys only on a and %d only on b (%s);"
+              + " the truth is %d and %d",
+          listed,
+          onA.size(),
+          onB.size(),
+          onA.equals(truthA) && onB.equals(truthB) ? "the right keys" : "other keys",
+          truthA.size(),
+          truthB.size());
     }
+    return null;
   }
 
   /** The keys {@link #load} gives one side only ({@link #key}), sorted. */
