@@ -2,6 +2,9 @@ package dev.reconcile.bench;
 
 import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.Hashing;
+import dev.reconcile.agent.store.ReplicaStore;
+import dev.reconcile.cli.AgentJvm;
+import dev.reconcile.cli.FileTrees;
 import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
@@ -18,7 +21,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -26,12 +28,10 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
-import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.EnvOptions;
 import org.rocksdb.FlushOptions;
@@ -54,12 +54,14 @@ import org.rocksdb.WriteOptions;
  *
  * <p>A source database holds {@code records} rows in 16 partitions laid out as the store's {@code
  * records_by_partition} (row = partition (2 B) | key, value = 26 B header, the value, 4 B checksum;
- * the bytes are random, as the catch-up bench's values). Per trial two fresh processes:
+ * the bytes are random, as the catch-up bench's values). Per trial two fresh processes, started
+ * with an agent's JVM options ({@link AgentJvm#defaultOptions}):
  *
  * <ul>
  *   <li>the <b>sender</b> opens the source read-only and, per partition, range-scans it into a
- *       table file ({@code SstFileWriter}, direct buffers, LZ4 as a load's files) and sends the
- *       file ({@code FileChannel.transferTo}) while it builds the next;
+ *       table file ({@code SstFileWriter}, direct buffers, compressed as a load's files: {@link
+ *       ReplicaStore#LOAD_FILE_COMPRESSION}) and sends the file ({@code FileChannel.transferTo})
+ *       while it builds the next;
  *   <li>the <b>receiver</b> writes each file as it arrives, then on a second thread reads it back
  *       ({@code SstFileReader}, block checksums verified) doing the agent receiver's per-record
  *       checks (CRC32C of row and value, XXH3 of the key and of the value), sorts the elements into
@@ -83,16 +85,6 @@ public final class BulkPipelineCeiling {
   private static final int PARTITIONS = 16;
   private static final int HEADER = 26;
   private static final int TRAILER = 4;
-
-  /** The options of the two child JVMs: the agent's (bin/reconcile, operations.md). */
-  private static final List<String> AGENT_JVM =
-      List.of(
-          "-XX:+UseTransparentHugePages",
-          "-Xmn128m",
-          "-Xms256m",
-          "-XX:+AlwaysPreTouch",
-          "-XX:MetaspaceSize=128m",
-          "-XX:GCTimeRatio=1");
 
   public static void main(String[] args) throws Exception {
     RocksDB.loadLibrary();
@@ -128,7 +120,7 @@ public final class BulkPipelineCeiling {
           if (diff != null) {
             throw new IllegalStateException("trial " + t + " received other rows: " + diff);
           }
-          deleteTree(out);
+          FileTrees.delete(out);
           long n = c == 0 ? small : large;
           System.out.printf(
               "trial %d, %d x %d B: %.0f ms, %.0f records/s, %.1f MB/s (sender building its"
@@ -158,7 +150,7 @@ public final class BulkPipelineCeiling {
             trials);
       }
     } finally {
-      deleteTree(work);
+      FileTrees.delete(work);
     }
   }
 
@@ -193,8 +185,8 @@ public final class BulkPipelineCeiling {
 
   private static ProcessBuilder child(String... args) {
     List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(AGENT_JVM);
+    cmd.add(AgentJvm.JAVA.toString());
+    cmd.addAll(AgentJvm.defaultOptions()); // an agent's, as bin/reconcile and the catch-up bench
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(BulkPipelineCeiling.class.getName());
@@ -250,7 +242,7 @@ public final class BulkPipelineCeiling {
         RocksDB db = RocksDB.openReadOnly(o, src.toString(), descriptors(co), hs);
         SocketChannel ch =
             SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-        Options fileOptions = new Options().setCompressionType(CompressionType.LZ4_COMPRESSION);
+        Options fileOptions = new Options().setCompressionType(ReplicaStore.LOAD_FILE_COMPRESSION);
         EnvOptions env = new EnvOptions()) {
       ExecutorService out = Executors.newSingleThreadExecutor();
       Future<?> sending =
@@ -307,7 +299,7 @@ public final class BulkPipelineCeiling {
       out.shutdown();
       hs.forEach(ColumnFamilyHandle::close);
     } finally {
-      deleteTree(tmp);
+      FileTrees.delete(tmp);
     }
   }
 
@@ -413,7 +405,7 @@ public final class BulkPipelineCeiling {
       }
     }
     rows.sort(Arrays::compareUnsigned);
-    try (Options o = new Options().setCompressionType(CompressionType.LZ4_COMPRESSION);
+    try (Options o = new Options().setCompressionType(ReplicaStore.LOAD_FILE_COMPRESSION);
         EnvOptions env = new EnvOptions();
         SstFileWriter w = new SstFileWriter(env, o)) {
       w.open(digests.toString());
@@ -462,16 +454,5 @@ public final class BulkPipelineCeiling {
     double[] s = v.clone();
     Arrays.sort(s);
     return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  }
-
-  private static void deleteTree(Path p) throws IOException {
-    if (!Files.exists(p)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(p)) {
-      for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(q);
-      }
-    }
   }
 }
