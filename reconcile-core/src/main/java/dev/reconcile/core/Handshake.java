@@ -37,7 +37,8 @@ final class Handshake {
             .setNodeId(ctx.config.nodeId())
             .setParams(ctx.params.toProto())
             .setDryRun(ctx.dryRun)
-            .setDigest(digest);
+            .setDigest(digest)
+            .setRowBatches(ctx.config.repair().rowBatches());
     if (rateless && ctx.config.pacing().groups()) {
       h.addModes(Mode.MODE_RATELESS_GROUPED);
     }
@@ -98,6 +99,7 @@ final class Handshake {
       throw new ProtocolException(
           Code.PARAMS, "this peer only compares (it has no records to repair): ask for a dry run");
     }
+    ctx.rowBatches = h.getRowBatches() && ctx.config.repair().rowBatches();
     ctx.partitions = requestedPartitions(h);
     if (!h.hasDigest()) {
       throw new ProtocolException(Code.MALFORMED, "Hello without the partition digest");
@@ -114,7 +116,8 @@ final class Handshake {
             .setMode(
                 ctx.ratelessGroups
                     ? Mode.MODE_RATELESS_GROUPED
-                    : ctx.rateless ? Mode.MODE_RATELESS : Mode.MODE_ESTIMATOR_IBLT);
+                    : ctx.rateless ? Mode.MODE_RATELESS : Mode.MODE_ESTIMATOR_IBLT)
+            .setRowBatches(ctx.rowBatches);
     long[] counts = new long[unequal.size()];
     for (int i = 0; i < counts.length; i++) {
       a.addUnequal(unequal.get(i).partition);
@@ -144,6 +147,11 @@ final class Handshake {
       throw new ProtocolException(
           Code.PARAMS, "peer chose mode " + a.getMode() + ", which this peer did not offer");
     }
+    if (a.getRowBatches() && !ctx.config.repair().rowBatches()) {
+      throw new ProtocolException(
+          Code.PARAMS, "peer chose row batches, which this peer did not offer");
+    }
+    ctx.rowBatches = a.getRowBatches();
   }
 
   private void checkPeer(String nodeId) throws ProtocolException {

@@ -311,6 +311,10 @@ public final class ReconcileSession {
         expectState(State.REPAIRING, "RecordBatch");
         repair.onBatch(e.getRecordBatch());
       }
+      case ROW_BATCH -> {
+        expectState(State.REPAIRING, "RowBatch");
+        repair.onRowBatch(e.getRowBatch());
+      }
       case RECORD_ACK -> {
         expectState(State.REPAIRING, "RecordAck");
         repair.onAck(e.getRecordAck());

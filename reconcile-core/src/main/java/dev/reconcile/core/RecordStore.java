@@ -110,6 +110,15 @@ public interface RecordStore {
     ApplyOutcome add(List<ReplicaRecord> records);
 
     /**
+     * Takes the next batch of the partition's records as checked rows ({@link RowBatches#read}), as
+     * {@link #add} would take them. A store that keeps records as {@link RecordRow}s overrides this
+     * to write the rows as they are; the default decodes them.
+     */
+    default ApplyOutcome addRows(RowBatches.Rows rows) {
+      return add(rows.records());
+    }
+
+    /**
      * Makes everything taken visible (records and sketches).
      *
      * @return what became visible in this call
@@ -129,6 +138,31 @@ public interface RecordStore {
      * reach {@code maxBytes} (so a batch may pass it by one record); empty at the end.
      */
     List<ReplicaRecord> next(int maxRecords, long maxBytes);
+
+    /**
+     * The next records appended to {@code out} as rows: at most {@code maxRecords}, and reading
+     * stops once the rows' bytes in {@code out} ({@link RowBatches.Builder#bytes}: keys, rows and
+     * their lengths) grew by {@code maxBytes} (so a batch may pass it by one row); returns how many
+     * (0 at the end). A store that keeps records as {@link RecordRow}s overrides this to copy its
+     * rows as they are; the default encodes what {@link #next} returns, a few records at a time.
+     */
+    default int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
+      int start = out.bytes();
+      int n = 0;
+      while (n < maxRecords && out.bytes() - start < maxBytes) {
+        // A few at a time: next's byte count leaves out each row's overhead.
+        List<ReplicaRecord> records =
+            next(Math.min(8, maxRecords - n), maxBytes - (out.bytes() - start));
+        if (records.isEmpty()) {
+          break;
+        }
+        for (ReplicaRecord r : records) {
+          out.add(r);
+        }
+        n += records.size();
+      }
+      return n;
+    }
 
     @Override
     void close();

@@ -17,6 +17,9 @@ import java.util.function.LongSupplier;
  *     local wall clock is refused and counted (it would win every conflict and drag the clocks of
  *     the cluster along); 0 accepts any version
  * @param wallMillis the local wall clock, in milliseconds
+ * @param rowBatches offer to send and take bulk partitions as {@code RowBatch} frames (stored rows,
+ *     no message per record; used when both sides offer it, docs/wire-format.md "row batches");
+ *     off, this side streams every record as {@code RecordBatch}, as a peer of before that frame
  */
 public record RepairConfig(
     int window,
@@ -25,14 +28,36 @@ public record RepairConfig(
     int bulkBatchRecords,
     int maxBatchRecords,
     long maxClockSkewMillis,
-    LongSupplier wallMillis) {
+    LongSupplier wallMillis,
+    boolean rowBatches) {
   /**
    * The agent's defaults: 8 batches in flight of up to 1,000 records (16,000 of a bulk partition)
    * or 1 MiB; batches of up to 100,000 records accepted (the most an agent may be configured to
    * send); 1 h clock skew.
    */
   public static final RepairConfig DEFAULT =
-      new RepairConfig(8, 1000, 1 << 20, 16_000, 100_000, 3_600_000L, System::currentTimeMillis);
+      new RepairConfig(
+          8, 1000, 1 << 20, 16_000, 100_000, 3_600_000L, System::currentTimeMillis, true);
+
+  /** A config that offers row batches. */
+  public RepairConfig(
+      int window,
+      int batchRecords,
+      long batchBytes,
+      int bulkBatchRecords,
+      int maxBatchRecords,
+      long maxClockSkewMillis,
+      LongSupplier wallMillis) {
+    this(
+        window,
+        batchRecords,
+        batchBytes,
+        bulkBatchRecords,
+        maxBatchRecords,
+        maxClockSkewMillis,
+        wallMillis,
+        true);
+  }
 
   /** A config whose bulk batches are no larger than the others ({@code batchRecords}). */
   public RepairConfig(
@@ -49,7 +74,21 @@ public record RepairConfig(
         batchRecords,
         maxBatchRecords,
         maxClockSkewMillis,
-        wallMillis);
+        wallMillis,
+        true);
+  }
+
+  /** This config, offering row batches or not. */
+  public RepairConfig withRowBatches(boolean offer) {
+    return new RepairConfig(
+        window,
+        batchRecords,
+        batchBytes,
+        bulkBatchRecords,
+        maxBatchRecords,
+        maxClockSkewMillis,
+        wallMillis,
+        offer);
   }
 
   public RepairConfig {

@@ -5,12 +5,14 @@ import dev.reconcile.core.wire.RecordAck;
 import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.Refusal.Code;
 import dev.reconcile.core.wire.RepairEnd;
+import dev.reconcile.core.wire.RowBatch;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The repair stream, both ways at once: each side sends the records of the elements the peer lacks
@@ -55,6 +57,15 @@ final class RepairExchange {
       return chunk;
     }
 
+    /** The next records of a bulk source as rows; 0 when done (and the scan closed). */
+    int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
+      int n = scan.nextRows(out, maxRecords, maxBytes);
+      if (n == 0) {
+        close();
+      }
+      return n;
+    }
+
     /** The next records of a bulk source; empty when done (and the scan closed). */
     List<ReplicaRecord> nextRecords(int maxRecords, long maxBytes) {
       List<ReplicaRecord> out = scan.next(maxRecords, maxBytes);
@@ -78,7 +89,11 @@ final class RepairExchange {
   }
 
   private final ArrayDeque<Source> sendQueue = new ArrayDeque<>();
-  private final ArrayDeque<List<ReplicaRecord>> fetched = new ArrayDeque<>();
+
+  /** One batch to send: listed records, or the rows of a bulk partition. */
+  private record Outgoing(List<ReplicaRecord> records, RowBatches.Builder rows) {}
+
+  private final ArrayDeque<Outgoing> fetched = new ArrayDeque<>();
   private int fetchedPartition = -1;
   private long nextBatchSeq;
   private int inflight;
@@ -161,15 +176,22 @@ final class RepairExchange {
     if (inflight >= config.window()) {
       return null;
     }
-    List<ReplicaRecord> records = fetched.poll();
+    Outgoing next = fetched.poll();
     int p = fetchedPartition;
     long seq = nextBatchSeq++;
-    RecordBatch rb = RecordBatches.batch(p, seq, records);
     batchPartition.put(seq, p);
     unackedByPartition.merge(p, 1, Integer::sum);
     inflight++;
     ctx.repair.batchesSent++;
-    ctx.repair.recordsSent += records.size();
+    if (next.rows() != null) {
+      RowBatch rb = next.rows().build(p, seq);
+      ctx.repair.rowBatchesSent++;
+      ctx.repair.recordsSent += rb.getCount();
+      ctx.repair.recordBytesSent += rb.getSerializedSize();
+      return Envelope.newBuilder().setRowBatch(rb);
+    }
+    RecordBatch rb = RecordBatches.batch(p, seq, next.records());
+    ctx.repair.recordsSent += next.records().size();
     ctx.repair.recordBytesSent += rb.getSerializedSize();
     return Envelope.newBuilder().setRecordBatch(rb);
   }
@@ -180,6 +202,21 @@ final class RepairExchange {
       Source src = sendQueue.peek();
       if (src == null) {
         return false;
+      }
+      if (src.elements == null && ctx.rowBatches) {
+        // A bulk partition as rows: one batch per read, closed at the same caps.
+        RowBatches.Builder rows =
+            new RowBatches.Builder(
+                ctx.params.spec(), (int) Math.min(config.batchBytes() + (64 << 10), 1 << 22));
+        src.nextRows(rows, config.bulkBatchRecords(), config.batchBytes());
+        if (src.done()) {
+          sendQueue.poll();
+        }
+        if (rows.count() > 0) {
+          fetchedPartition = src.partition;
+          fetched.add(new Outgoing(null, rows));
+        }
+        continue;
       }
       List<ReplicaRecord> records;
       if (src.elements == null) {
@@ -206,7 +243,7 @@ final class RepairExchange {
     for (ReplicaRecord r : records) {
       long size = r.key().length + r.value().length + 32L;
       if (!cur.isEmpty() && bytes + size > config.batchBytes()) {
-        fetched.add(cur);
+        fetched.add(new Outgoing(cur, null));
         cur = new ArrayList<>();
         bytes = 0;
       }
@@ -214,7 +251,7 @@ final class RepairExchange {
       bytes += size;
     }
     if (!cur.isEmpty()) {
-      fetched.add(cur);
+      fetched.add(new Outgoing(cur, null));
     }
   }
 
@@ -226,18 +263,57 @@ final class RepairExchange {
     List<ReplicaRecord> checked = RecordBatches.read(b, config.maxBatchRecords());
     checkPartition(b, checked);
     List<ReplicaRecord> records = notFromTheFuture(checked);
-    int p = b.getPartition();
+    take(
+        b.getPartition(),
+        b.getBatchSeq(),
+        l -> l != null ? l.add(records) : ctx.records.apply(records));
+    ctx.repair.recordsReceived += checked.size();
+    ctx.repair.recordBytesReceived += b.getSerializedSize();
+    acknowledge(b.getPartition(), b.getBatchSeq());
+  }
+
+  /**
+   * A batch of rows from the peer (a bulk partition, when both offered row batches): checked whole
+   * ({@link RowBatches#read}), then taken as {@link #onBatch} takes records.
+   */
+  void onRowBatch(RowBatch b) throws ProtocolException, ApplyFailure {
+    if (!ctx.rowBatches) {
+      throw new ProtocolException(
+          Code.MALFORMED, "RowBatch " + b.getBatchSeq() + " in a session without row batches");
+    }
+    checkRoundPartition(b.getPartition(), b.getBatchSeq());
+    RowBatches.Rows checked =
+        RowBatches.read(
+            b, config.maxBatchRecords(), ctx.params.spec(), ctx.params.partitionsLog2());
+    RowBatches.Rows rows = notFromTheFuture(checked);
+    take(
+        b.getPartition(),
+        b.getBatchSeq(),
+        l -> l != null ? l.addRows(rows) : ctx.records.apply(rows.records()));
+    ctx.repair.rowBatchesReceived++;
+    ctx.repair.recordsReceived += checked.size();
+    ctx.repair.recordBytesReceived += b.getSerializedSize();
+    acknowledge(b.getPartition(), b.getBatchSeq());
+  }
+
+  /**
+   * Applies batch {@code seq} of partition {@code p} through {@code write}, given the open load of
+   * the partition (null when it is not received whole): atomically, or taken by the load and
+   * visible once the partition's batches have all come.
+   */
+  private void take(int p, long seq, Function<RecordStore.PartitionLoad, ApplyOutcome> write)
+      throws ApplyFailure {
     if (load != null && loadPartition != p) {
       int loaded = loadPartition;
       try {
         finishLoad();
       } catch (RuntimeException e) {
         throw new ApplyFailure(
-            b.getBatchSeq(),
+            seq,
             "loading partition "
                 + loaded
                 + " failed before batch "
-                + b.getBatchSeq()
+                + seq
                 + ", nothing of that batch applied: "
                 + e.getMessage());
       }
@@ -247,22 +323,19 @@ final class RepairExchange {
         load = ctx.records.load(p);
         loadPartition = p;
       }
-      count(load != null ? load.add(records) : ctx.records.apply(records));
+      count(write.apply(load));
     } catch (RuntimeException e) {
       throw new ApplyFailure(
-          b.getBatchSeq(),
-          "apply of batch "
-              + b.getBatchSeq()
-              + " failed, nothing of it applied: "
-              + e.getMessage());
+          seq, "apply of batch " + seq + " failed, nothing of it applied: " + e.getMessage());
     }
+  }
+
+  private void acknowledge(int p, long seq) {
     ctx.repair.batchesReceived++;
-    ctx.repair.recordsReceived += checked.size();
-    ctx.repair.recordBytesReceived += b.getSerializedSize();
     ctx.out.addUrgent(
         Envelope.newBuilder()
-            .setRecordAck(RecordAck.newBuilder().setBatchSeq(b.getBatchSeq()).setApplied(true)));
-    peerPartitionSeen = Math.max(peerPartitionSeen, b.getPartition());
+            .setRecordAck(RecordAck.newBuilder().setBatchSeq(seq).setApplied(true)));
+    peerPartitionSeen = Math.max(peerPartitionSeen, p);
     updateProgress();
   }
 
@@ -320,11 +393,7 @@ final class RepairExchange {
    */
   private void checkPartition(RecordBatch b, List<ReplicaRecord> records) throws ProtocolException {
     int p = b.getPartition();
-    if (Arrays.binarySearch(ctx.partitions, p) < 0) {
-      throw new ProtocolException(
-          Code.MALFORMED,
-          "batch " + b.getBatchSeq() + " of partition " + p + ", not one of this round's");
-    }
+    checkRoundPartition(p, b.getBatchSeq());
     HashSpec spec = ctx.params.spec();
     for (ReplicaRecord r : records) {
       int q = HashSpec.partition(spec.keyHash(r.key()), ctx.params.partitionsLog2());
@@ -339,6 +408,35 @@ final class RepairExchange {
                 + q);
       }
     }
+  }
+
+  private void checkRoundPartition(int p, long seq) throws ProtocolException {
+    if (Arrays.binarySearch(ctx.partitions, p) < 0) {
+      throw new ProtocolException(
+          Code.MALFORMED, "batch " + seq + " of partition " + p + ", not one of this round's");
+    }
+  }
+
+  /** {@link #notFromTheFuture(List)} for rows. */
+  private RowBatches.Rows notFromTheFuture(RowBatches.Rows in) {
+    if (config.maxClockSkewMillis() == 0) {
+      return in;
+    }
+    long limit = config.wallMillis().getAsLong() + config.maxClockSkewMillis();
+    boolean[] drop = null;
+    for (int i = 0; i < in.size(); i++) {
+      if (ReplicaRecord.physicalMillis(in.version(i)) > limit) {
+        ctx.repair.clockSkewRefused++;
+        if (ctx.repair.clockSkewKeys.size() < RepairStats.SAMPLE_KEYS) {
+          ctx.repair.clockSkewKeys.add(in.key(i));
+        }
+        if (drop == null) {
+          drop = new boolean[in.size()];
+        }
+        drop[i] = true;
+      }
+    }
+    return drop == null ? in : in.without(drop);
   }
 
   /**

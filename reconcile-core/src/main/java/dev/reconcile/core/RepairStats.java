@@ -15,6 +15,8 @@ public final class RepairStats {
   long batchesReceived;
   long recordsReceived;
   long recordBytesReceived;
+  long rowBatchesSent;
+  long rowBatchesReceived;
   long applied;
   long stale;
   long duplicate;
@@ -47,6 +49,16 @@ public final class RepairStats {
 
   public long recordBytesReceived() {
     return recordBytesReceived;
+  }
+
+  /** Of {@link #batchesSent}, those sent as rows ({@code RowBatch}: bulk partitions). */
+  public long rowBatchesSent() {
+    return rowBatchesSent;
+  }
+
+  /** Of {@link #batchesReceived}, those received as rows. */
+  public long rowBatchesReceived() {
+    return rowBatchesReceived;
   }
 
   /** Received records that won and were written. */

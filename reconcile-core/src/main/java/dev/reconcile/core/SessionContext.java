@@ -36,6 +36,9 @@ final class SessionContext {
   /** The rateless mode was chosen for this session. */
   boolean rateless;
 
+  /** Both sides offered row batches: bulk partitions go as {@code RowBatch} frames. */
+  boolean rowBatches;
+
   /** The rateless mode with grouped streams was chosen for this session. */
   boolean ratelessGroups;
 

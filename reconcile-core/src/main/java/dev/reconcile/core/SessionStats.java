@@ -53,7 +53,7 @@ public final class SessionStats {
       case IBLT, IBLT_REQUEST -> ibltBytes += n;
       case DIGEST_CHUNK, DIGEST_REQUEST -> digestBytes += n;
       case MISSING -> resultBytes += n;
-      case RECORD_BATCH -> recordBytes += n;
+      case RECORD_BATCH, ROW_BATCH -> recordBytes += n;
       case RECORD_ACK, REPAIR_END -> repairBytes += n;
       default -> {}
     }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Whole rounds between two in-memory replicas: repair stream, checks, progress and verify. */
@@ -158,6 +159,9 @@ class RepairExchangeTest {
           if (e.hasRecordBatch()) {
             sizes.add(e.getRecordBatch().getRecordsCount());
           }
+          if (e.hasRowBatch()) {
+            sizes.add(e.getRowBatch().getCount());
+          }
           return e;
         },
         UnaryOperator.identity());
@@ -174,10 +178,22 @@ class RepairExchangeTest {
     return m;
   }
 
-  @Test
-  void aBulkPartitionIsSentInBulkBatchesBoundedByRecordsAndBytes() {
-    // Batches of at most 10 records, 40 of a bulk partition; each record counts 4 + 100 + 32 bytes.
-    RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW);
+  /** A record batch or a row batch. */
+  private static boolean isBatch(Envelope e) {
+    return e.hasRecordBatch() || e.hasRowBatch();
+  }
+
+  private static int batchPartition(Envelope e) {
+    return e.hasRowBatch() ? e.getRowBatch().getPartition() : e.getRecordBatch().getPartition();
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void aBulkPartitionIsSentInBulkBatchesBoundedByRecordsAndBytes(boolean rowBatches) {
+    // Batches of at most 10 records, 40 of a bulk partition; each record counts 4 + 100 + 32 bytes
+    // in a record batch, 1 + 4 + 1 + 130 as a row.
+    RepairConfig repair =
+        new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW).withRowBatches(rowBatches);
     MemoryReplica source = filled(2000, 100);
     List<Integer> bulk = batchSizes(source, new MemoryReplica(PARAMS, ESTIMATORS), repair);
     assertThat(bulk).allSatisfy(n -> assertThat(n).isBetween(1, 40));
@@ -196,11 +212,13 @@ class RepairExchangeTest {
     List<Integer> listed = batchSizes(filled(2000, 100), half, repair);
     assertThat(listed).allSatisfy(n -> assertThat(n).isBetween(1, 10));
 
-    // Bytes still close a bulk batch: 1 KiB holds 7 records of 136 bytes.
-    RepairConfig small = new RepairConfig(3, 10, 1024, 40, 160, 3_600_000L, () -> NOW);
+    // Bytes still close a bulk batch: 1 KiB holds 7 records of 136 bytes (a row batch may pass
+    // the cap by its last row: 8).
+    RepairConfig small =
+        new RepairConfig(3, 10, 1024, 40, 160, 3_600_000L, () -> NOW).withRowBatches(rowBatches);
     List<Integer> byBytes =
         batchSizes(filled(500, 100), new MemoryReplica(PARAMS, ESTIMATORS), small);
-    assertThat(byBytes).allSatisfy(n -> assertThat(n).isBetween(1, 7));
+    assertThat(byBytes).allSatisfy(n -> assertThat(n).isBetween(1, rowBatches ? 8 : 7));
     assertThat(byBytes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(500);
   }
 
@@ -216,6 +234,120 @@ class RepairExchangeTest {
         .hasMessageContaining("max batch records 160");
     assertThat(new RepairConfig(3, 10, 1 << 20, 40, 0L, () -> NOW).bulkBatchRecords())
         .isEqualTo(10);
+  }
+
+  /**
+   * Row batches are used only when both sides offer them, and then only for bulk partitions: a
+   * catch-up (bulk) and a partial repair (listed) between every pairing of offers converge, and the
+   * frames that carried the records are the ones negotiated.
+   */
+  @ParameterizedTest
+  @CsvSource({"true,true", "true,false", "false,true", "false,false"})
+  void rowBatchesAreUsedOnlyWhenBothOfferThemAndOnlyForBulkPartitions(
+      boolean initiatorOffers, boolean responderOffers) {
+    boolean used = initiatorOffers && responderOffers;
+    RepairConfig base = new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW);
+    for (boolean bulk : new boolean[] {true, false}) {
+      MemoryReplica source = filled(600, 50);
+      MemoryReplica target = new MemoryReplica(PARAMS, ESTIMATORS);
+      if (!bulk) {
+        source.forEach(
+            x -> {
+              if (new String(x.key(), StandardCharsets.UTF_8).hashCode() % 3 != 0) {
+                target.write(x);
+              }
+            });
+      }
+      long missing = (long) source.size() - target.size();
+      ReconcileSession i =
+          ReconcileSession.initiator(
+              config(base.withRowBatches(initiatorOffers)), target.sketches(), target, null);
+      ReconcileSession r =
+          ReconcileSession.responder(
+              SessionConfig.of("c", "right", 0).withRepair(base.withRowBatches(responderOffers)),
+              source.sketches(),
+              source);
+      AtomicInteger rowFrames = new AtomicInteger();
+      AtomicInteger recordFrames = new AtomicInteger();
+      LocalRound.run(
+          i,
+          r,
+          UnaryOperator.identity(),
+          e -> {
+            if (e.hasRowBatch()) {
+              rowFrames.incrementAndGet();
+            }
+            if (e.hasRecordBatch()) {
+              recordFrames.incrementAndGet();
+            }
+            return e;
+          });
+      String what = "offers " + initiatorOffers + "/" + responderOffers + ", bulk " + bulk;
+      assertThat(i.succeeded()).as(what + ": " + i.failure()).isTrue();
+      assertThat(contents(target)).as(what).isEqualTo(contents(source));
+      if (bulk && used) {
+        assertThat(rowFrames.get()).as(what).isPositive();
+        assertThat(recordFrames.get()).as(what).isZero();
+        assertThat(i.repairStats().rowBatchesReceived()).isEqualTo(rowFrames.get());
+        assertThat(r.repairStats().rowBatchesSent()).isEqualTo(rowFrames.get());
+      } else {
+        assertThat(rowFrames.get()).as(what).isZero();
+        assertThat(recordFrames.get()).as(what).isPositive();
+      }
+      assertThat(i.repairStats().recordsReceived()).as(what).isEqualTo(missing);
+    }
+  }
+
+  /** A row batch in a session that did not negotiate them is refused, not taken. */
+  @Test
+  void aRowBatchNobodyAgreedToIsRefused() {
+    RepairConfig off =
+        new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW).withRowBatches(false);
+    MemoryReplica source = filled(100, 20);
+    MemoryReplica empty = new MemoryReplica(PARAMS, ESTIMATORS);
+    ReconcileSession i = ReconcileSession.initiator(config(off), empty.sketches(), empty, null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(off), source.sketches(), source);
+    LocalRound.run(
+        i,
+        r,
+        UnaryOperator.identity(),
+        e -> {
+          if (!e.hasRecordBatch()) {
+            return e;
+          }
+          RecordBatch b = e.getRecordBatch();
+          RowBatches.Builder rows = new RowBatches.Builder(PARAMS.spec(), 64);
+          for (var x : b.getRecordsList()) {
+            rows.add(
+                new ReplicaRecord(
+                    x.getKey().toByteArray(),
+                    x.getValue().toByteArray(),
+                    x.getVersion(),
+                    x.getOrigin(),
+                    x.getTombstone()));
+          }
+          return e.toBuilder().setRowBatch(rows.build(b.getPartition(), b.getBatchSeq())).build();
+        });
+    assertThat(i.failure().orElseThrow().message())
+        .contains("RowBatch 0 in a session without row batches");
+    assertThat(contents(empty)).isEmpty();
+  }
+
+  /** A bulk partition's record from the future is refused and counted as a listed one is. */
+  @Test
+  void aRowFromTheFutureIsRefusedAndCounted() {
+    MemoryReplica source = filled(300, 20);
+    byte[] key = b("from-the-future");
+    source.write(ReplicaRecord.of(key, b("x"), v(NOW + 7_200_000L), 2)); // 2 h ahead, skew 1 h
+    MemoryReplica empty = new MemoryReplica(PARAMS, ESTIMATORS);
+    ReconcileSession i = LocalRound.repair(config(repairConfig(8, 100)), empty, source);
+    assertThat(i.repairStats().rowBatchesReceived()).isPositive();
+    assertThat(empty.get(key)).isEmpty();
+    assertThat(i.repairStats().clockSkewRefused()).isEqualTo(1);
+    assertThat(i.repairStats().clockSkewKeys()).singleElement().isEqualTo(key);
+    assertThat(empty.size()).isEqualTo(300);
   }
 
   @Test
@@ -369,7 +501,7 @@ class RepairExchangeTest {
         i,
         r,
         e -> {
-          if (e.hasRecordBatch() && thrown.isEmpty() && i.failure().isEmpty()) {
+          if (isBatch(e) && thrown.isEmpty() && i.failure().isEmpty()) {
             try {
               i.abort("peer gone");
             } catch (RuntimeException ex) {
@@ -666,7 +798,7 @@ class RepairExchangeTest {
         r,
         UnaryOperator.identity(),
         e -> {
-          if (e.hasRecordBatch() && batches.incrementAndGet() == 3) {
+          if (isBatch(e) && batches.incrementAndGet() == 3) {
             i.abort("peer gone");
             return null;
           }
@@ -702,7 +834,7 @@ class RepairExchangeTest {
           i,
           r,
           e -> {
-            if (e.hasRecordBatch() && e.getRecordBatch().getPartition() == cut) {
+            if (isBatch(e) && batchPartition(e) == cut) {
               // The first batch of partition `cut` never arrives: the round is cut there.
               if (i.failure().isEmpty()) {
                 i.abort("peer gone");

@@ -25,6 +25,7 @@ import dev.reconcile.core.wire.RecordProto;
 import dev.reconcile.core.wire.RecordRequest;
 import dev.reconcile.core.wire.Refusal;
 import dev.reconcile.core.wire.RepairEnd;
+import dev.reconcile.core.wire.RowBatch;
 import dev.reconcile.core.wire.SymbolChunk;
 import dev.reconcile.core.wire.SymbolRequest;
 import dev.reconcile.core.wire.VerifyDigest;
@@ -362,7 +363,56 @@ class WireGoldenV2Test {
                     eightSymbols.toBuilder()
                         .addSnapshotPartitions(3)
                         .addSnapshotDigests(SPEC.fingerprintDigest(symbolsFingerprint())))));
+    // Added within format 2, negotiated: both sides offer row batches, and a bulk partition's rows.
+    b.add(
+        new Named(
+            "hello-row-batches",
+            Envelope.newBuilder()
+                .setHello(
+                    Hello.newBuilder()
+                        .setMinVersion(2)
+                        .setMaxVersion(2)
+                        .setClusterId("golden")
+                        .setNodeId("a")
+                        .setParams(params.toProto())
+                        .addModes(Mode.MODE_RATELESS)
+                        .addModes(Mode.MODE_ESTIMATOR_IBLT)
+                        .setDigest(Wire.packDigest(SPEC, fps))
+                        .setRowBatches(true))));
+    b.add(
+        new Named(
+            "hello-ack-row-batches",
+            Envelope.newBuilder()
+                .setHelloAck(
+                    HelloAck.newBuilder()
+                        .setVersion(2)
+                        .setNodeId("b")
+                        .setParams(params.toProto())
+                        .setMode(Mode.MODE_RATELESS)
+                        .addUnequal(3)
+                        .setUnequalCounts(Wire.packVarints(new long[] {0}))
+                        .setRowBatches(true))));
+    b.add(new Named("row-batch", Envelope.newBuilder().setRowBatch(rowBatch())));
     return b;
+  }
+
+  /** The golden row batch's records: one live, one tombstone, of the partition of key "k". */
+  static List<ReplicaRecord> rowBatchRecords() {
+    byte[] k = "k".getBytes(StandardCharsets.UTF_8);
+    return List.of(
+        ReplicaRecord.of(k, "v".getBytes(StandardCharsets.UTF_8), 1L << 20, 7),
+        ReplicaRecord.tombstone(k, 2L << 20, 7));
+  }
+
+  static int rowBatchPartition() {
+    return HashSpec.partition(
+        SPEC.keyHash("k".getBytes(StandardCharsets.UTF_8)), params().partitionsLog2());
+  }
+
+  static RowBatch rowBatch() {
+    RowBatches.Builder rows = new RowBatches.Builder(SPEC, 64);
+    rowBatchRecords().forEach(rows::add);
+    return rows.build(rowBatchPartition(), 0);
   }
 
   /** The fingerprint of the three elements of the golden symbols. */
@@ -474,6 +524,12 @@ class WireGoldenV2Test {
     assertThat(withDigest.getSnapshotPartitionsList()).containsExactly(3);
     assertThat(withDigest.getSnapshotDigestsList())
         .containsExactly(SPEC.fingerprintDigest(symbolsFingerprint()));
+    // The row batch: its rows read back as the records they were made of.
+    assertThat(f.get(27).getHello().getRowBatches()).isTrue();
+    assertThat(f.get(28).getHelloAck().getRowBatches()).isTrue();
+    RowBatch rb = f.get(29).getRowBatch();
+    List<ReplicaRecord> got = RowBatches.read(rb, 10, SPEC, p.partitionsLog2()).records();
+    assertThat(got).usingRecursiveFieldByFieldElementComparator().isEqualTo(rowBatchRecords());
   }
 
   @Test

@@ -51,6 +51,7 @@ public record AgentConfig(
     Duration peerKeepAlive,
     int maxIdleConnections,
     boolean bulkIngest,
+    boolean rowBatches,
     Security security,
     Cluster cluster) {
 
@@ -133,6 +134,7 @@ public record AgentConfig(
     d.put("peer-keepalive", "30s");
     d.put("max-idle-connections", "256");
     d.put("bulk-ingest", "true");
+    d.put("row-batches", "true");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");
@@ -189,6 +191,9 @@ public record AgentConfig(
     d.put("peer-keepalive", "a peer connection stays open this long for the next round; 0 = never");
     d.put("max-idle-connections", "peers' kept connections waiting for a round; the oldest closes");
     d.put("bulk-ingest", "receive a partition held nowhere here as ingested table files");
+    d.put(
+        "row-batches",
+        "offer to send and take partitions held nowhere by the peer as stored rows (RowBatch)");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
     d.put("tls-key", "PEM private key of tls-cert");
     d.put("tls-ca", "PEM CA that signs the peers' certificates");
@@ -346,6 +351,7 @@ public record AgentConfig(
             r.duration("peer-keepalive"),
             r.integer("max-idle-connections", 1, 65536),
             r.bool("bulk-ingest"),
+            r.bool("row-batches"),
             sec,
             cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {
@@ -483,7 +489,8 @@ public record AgentConfig(
         bulkBatchRecords(batchRecords),
         MAX_BATCH_RECORDS,
         security.maxClockSkew().toMillis(),
-        wallMillis);
+        wallMillis,
+        rowBatches);
   }
 
   /**

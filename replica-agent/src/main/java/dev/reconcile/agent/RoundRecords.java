@@ -5,6 +5,7 @@ import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.RowBatches;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -65,6 +66,14 @@ public final class RoundRecords implements RecordStore {
       }
 
       @Override
+      public int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
+        int before = out.tombstones();
+        int n = inner.nextRows(out, maxRecords, maxBytes);
+        noteTombstones(out, before);
+        return n;
+      }
+
+      @Override
       public void close() {
         inner.close();
       }
@@ -75,6 +84,15 @@ public final class RoundRecords implements RecordStore {
     for (ReplicaRecord r : offered) {
       if (offeredExpired.size() < MAX_NOTED && store.pastGrace(r)) {
         offeredExpired.add(r.key());
+      }
+    }
+  }
+
+  /** As {@link #note}, for the tombstones added to {@code rows} from its {@code from}-th on. */
+  private synchronized void noteTombstones(RowBatches.Builder rows, int from) {
+    for (int i = from; i < rows.tombstones(); i++) {
+      if (offeredExpired.size() < MAX_NOTED && store.pastGrace(true, rows.tombstoneVersion(i))) {
+        offeredExpired.add(rows.tombstoneKey(i));
       }
     }
   }

@@ -38,6 +38,11 @@ public final class RoundReport {
   public long recordBytesSent;
   public long recordBytesReceived;
   public long batchesSent;
+
+  /** Of the batches, those sent and received as rows (bulk partitions, wire-format.md). */
+  public long rowBatchesSent;
+
+  public long rowBatchesReceived;
   public long applied;
   public long stale;
   public long duplicate;
@@ -82,6 +87,8 @@ public final class RoundReport {
     r.recordBytesSent = rs.recordBytesSent();
     r.recordBytesReceived = rs.recordBytesReceived();
     r.batchesSent = rs.batchesSent();
+    r.rowBatchesSent = rs.rowBatchesSent();
+    r.rowBatchesReceived = rs.rowBatchesReceived();
     r.applied = rs.applied();
     r.stale = rs.stale();
     r.duplicate = rs.duplicate();
@@ -122,6 +129,8 @@ public final class RoundReport {
             .put("recordBytesSent", recordBytesSent)
             .put("recordBytesReceived", recordBytesReceived)
             .put("batchesSent", batchesSent)
+            .put("rowBatchesSent", rowBatchesSent)
+            .put("rowBatchesReceived", rowBatchesReceived)
             .put("applied", applied)
             .put("stale", stale)
             .put("duplicate", duplicate)

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Agents in one JVM on loopback converge after divergent writes. */
@@ -64,16 +65,24 @@ class ConvergenceTest {
    * A new replica receives partitions of more than 4 MiB as ingested table files (PartitionIngest),
    * and with {@code bulk-ingest: false} through write batches: the same contents, sketches that
    * agree with the source's (the next round is all fast path) and a store whose index agrees with
-   * its records.
+   * its records; the partitions come as row batches unless the new replica does not offer them.
    */
   @ParameterizedTest
-  @ValueSource(booleans = {true, false})
-  void anEmptyReplicaCatchesUpLargePartitions(boolean ingest) throws Exception {
+  @CsvSource({"true,true", "false,true", "true,false"})
+  void anEmptyReplicaCatchesUpLargePartitions(boolean ingest, boolean rowBatches) throws Exception {
     Map<String, String> config = Map.of("partitions-log2", "1");
     try (AgentCluster c = new AgentCluster(dir)) {
       ReplicaAgent a = c.start("a", config);
       ReplicaAgent b =
-          c.start("b", Map.of("partitions-log2", "1", "bulk-ingest", String.valueOf(ingest)));
+          c.start(
+              "b",
+              Map.of(
+                  "partitions-log2",
+                  "1",
+                  "bulk-ingest",
+                  String.valueOf(ingest),
+                  "row-batches",
+                  String.valueOf(rowBatches)));
       SplittableRandom rnd = new SplittableRandom(42);
       for (int i = 0; i < 400; i++) {
         byte[] value = new byte[32 * 1024]; // 2 partitions of about 6.4 MB each
@@ -85,6 +94,12 @@ class ConvergenceTest {
       assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
       assertThat(r.bulkPartitions).isEqualTo(2);
       assertThat(r.recordsReceived).isEqualTo(400);
+      if (rowBatches) {
+        assertThat(r.rowBatchesReceived).isPositive();
+      } else {
+        assertThat(r.rowBatchesReceived).isZero();
+      }
+      assertThat(r.rowBatchesSent).isZero(); // b had nothing a lacks
       assertConverged(a, b);
       assertThat(b.store().stats().ingestedRecords()).isEqualTo(ingest ? 400 : 0);
       assertThat(b.store().selfCheck().ok()).isTrue();

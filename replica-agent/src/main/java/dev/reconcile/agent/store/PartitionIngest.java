@@ -3,8 +3,10 @@ package dev.reconcile.agent.store;
 import static dev.reconcile.agent.store.StoreDb.longBytes;
 
 import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.RecordRow;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.RowBatches;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -227,6 +229,69 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     }
   }
 
+  /**
+   * {@link #add} for checked rows ({@code RowBatches.read}, under this store's hash spec: the
+   * session's): each row goes into the table file as it came; only the first {@link
+   * #MIN_INGEST_BYTES}, held back, and what follows a row out of order are decoded into records.
+   */
+  @Override
+  public ApplyOutcome addRows(RowBatches.Rows rows) {
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      checkNotClosed();
+      if (applying) {
+        return writer.apply(rows.records());
+      }
+      graceCutoffMillis = writer.graceCutoffMillis(clock.wallMillis());
+      ApplyOutcome visible = ApplyOutcome.EMPTY;
+      byte[] a = rows.array();
+      for (int i = 0; i < rows.size(); i++) {
+        int ko = rows.keyOffset(i);
+        int kl = rows.keyLength(i);
+        if (s.partitionOf(rows.keyHash(i)) != partition) {
+          throw new IllegalArgumentException(
+              "record for key "
+                  + ReplicaRecord.hex(rows.key(i), 32)
+                  + " is of partition "
+                  + s.partitionOf(rows.keyHash(i))
+                  + ", not of the partition being loaded, "
+                  + partition);
+        }
+        if (lastKey != null
+            && Arrays.compareUnsigned(a, ko, ko + kl, lastKey, 0, lastKey.length) <= 0) {
+          visible = visible.plus(endChunk());
+          applying = true;
+          List<ReplicaRecord> rest = new ArrayList<>(rows.size() - i);
+          for (int j = i; j < rows.size(); j++) {
+            rest.add(rows.record(j));
+          }
+          return visible.plus(writer.apply(rest));
+        }
+        if (n == chunkRecords) {
+          visible = visible.plus(endChunk());
+        }
+        if (file == null && pendingBytes < minIngestBytes) {
+          ReplicaRecord r = rows.record(i);
+          lastKey = r.key();
+          pending.add(r);
+          pendingBytes += r.key().length + r.value().length;
+          if (pendingBytes >= minIngestBytes) {
+            spillPending();
+          }
+          continue;
+        }
+        takeRow(rows, i);
+      }
+      return visible;
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "writing the table file of partition " + partition + " failed: " + e.getMessage(), e);
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
   /** The held-back records are enough for a table file: they start it. */
   private void spillPending() throws RocksDBException {
     for (ReplicaRecord r : pending) {
@@ -245,35 +310,74 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   }
 
   private void take(ReplicaRecord r, long keyHash) throws RocksDBException {
-    if (Long.compareUnsigned(r.version(), maxVersion) > 0) {
-      maxVersion = r.version();
-    }
-    lastKey = r.key();
-    if (r.tombstone() && HybridClock.physicalMillis(r.version()) < graceCutoffMillis) {
-      expired++; // as apply does for an absent key: nothing to store
+    if (expired(r.key(), r.version(), r.tombstone())) {
       return;
     }
     long valueHash = s.spec.valueHash(r.value());
+    valueBuffer = fit(valueBuffer, RecordCodec.OVERHEAD + r.value().length);
+    RecordCodec.encode(
+        valueBuffer, r.key(), r.version(), r.origin(), r.tombstone(), valueHash, r.value());
+    append(r.key(), keyHash, r.version(), r.origin(), r.tombstone(), valueHash);
+  }
+
+  /**
+   * {@link #take} of row {@code i} of checked rows: the row is written as it came (it is the stored
+   * layout, its CRC and value hash checked by {@code RowBatches.read}), not re-encoded.
+   */
+  private void takeRow(RowBatches.Rows rows, int i) throws RocksDBException {
+    byte[] a = rows.array();
+    int ro = rows.rowOffset(i);
+    int rl = rows.rowLength(i);
+    byte[] key = rows.key(i);
+    long version = RecordRow.version(a, ro);
+    boolean tombstone = RecordRow.tombstone(a, ro);
+    if (expired(key, version, tombstone)) {
+      return;
+    }
+    valueBuffer = fit(valueBuffer, rl);
+    valueBuffer.put(a, ro, rl).flip();
+    append(
+        key,
+        rows.keyHash(i),
+        version,
+        RecordRow.origin(a, ro),
+        tombstone,
+        RecordRow.valueHash(a, ro));
+  }
+
+  /** Notes a record's version and key; true for a tombstone past the grace period (not stored). */
+  private boolean expired(byte[] key, long version, boolean tombstone) {
+    if (Long.compareUnsigned(version, maxVersion) > 0) {
+      maxVersion = version;
+    }
+    lastKey = key;
+    if (tombstone && HybridClock.physicalMillis(version) < graceCutoffMillis) {
+      expired++; // as apply does for an absent key: nothing to store
+      return true;
+    }
+    return false;
+  }
+
+  /** Appends the row in {@code valueBuffer} to the table file and notes its element. */
+  private void append(
+      byte[] key, long keyHash, long version, long origin, boolean tombstone, long valueHash)
+      throws RocksDBException {
     if (file == null) {
       recordsFile = newFile("records");
       file = new SstFileWriter(envOptions, recordFileOptions);
       file.open(recordsFile.toString());
-      firstRow = RecordKeys.of(partition, r.key());
+      firstRow = RecordKeys.of(partition, key);
     }
     // Through direct buffers: the writer copies from their memory, no array per row or value.
-    rowBuffer = fit(rowBuffer, RecordKeys.PREFIX + r.key().length);
-    RecordKeys.put(rowBuffer, partition, r.key());
-    valueBuffer = fit(valueBuffer, RecordCodec.OVERHEAD + r.value().length);
-    RecordCodec.encode(
-        valueBuffer, r.key(), r.version(), r.origin(), r.tombstone(), valueHash, r.value());
+    rowBuffer = fit(rowBuffer, RecordKeys.PREFIX + key.length);
+    RecordKeys.put(rowBuffer, partition, key);
     file.put(rowBuffer, valueBuffer);
     if (n == elements.length) {
       elements = Arrays.copyOf(elements, n * 2);
       keys = Arrays.copyOf(keys, n * 2);
     }
-    elements[n] =
-        s.hooks.element(s.spec, keyHash, r.version(), r.origin(), r.tombstone(), valueHash);
-    keys[n] = r.key();
+    elements[n] = s.hooks.element(s.spec, keyHash, version, origin, tombstone, valueHash);
+    keys[n] = key;
     n++;
   }
 

@@ -221,8 +221,13 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * purged at any time.
    */
   public boolean pastGrace(ReplicaRecord r) {
-    return r.tombstone()
-        && HybridClock.physicalMillis(r.version()) < writer.graceCutoffMillis(clock.wallMillis());
+    return pastGrace(r.tombstone(), r.version());
+  }
+
+  /** {@link #pastGrace(ReplicaRecord)} of a record known by its tombstone flag and version. */
+  public boolean pastGrace(boolean tombstone, long version) {
+    return tombstone
+        && HybridClock.physicalMillis(version) < writer.graceCutoffMillis(clock.wallMillis());
   }
 
   /**

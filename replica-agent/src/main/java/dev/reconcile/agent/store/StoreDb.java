@@ -2,6 +2,7 @@ package dev.reconcile.agent.store;
 
 import dev.reconcile.agent.store.RecordCodec.Stored;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.RecordRow;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.zip.CRC32C;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.Cache;
@@ -257,6 +259,39 @@ final class StoreDb {
               + p);
     }
     return r;
+  }
+
+  /**
+   * Checks the stored row {@code value} of the row key {@code row[0, rowLength)} in place, as
+   * {@link #decodeRow} does without decoding: the {@link RecordRow} (CRC, format, flags) and the
+   * partition prefix against the key's hash. {@code c} is used for the CRC.
+   *
+   * @throws StoreException.Corrupt when either is wrong
+   */
+  void checkRow(byte[] row, int rowLength, byte[] value, int valueLength, CRC32C c) {
+    if (rowLength < RecordKeys.PREFIX) {
+      throw new StoreException.Corrupt(
+          "record row of "
+              + rowLength
+              + " byte(s) is shorter than its "
+              + RecordKeys.PREFIX
+              + "-byte partition prefix");
+    }
+    int keyLength = rowLength - RecordKeys.PREFIX;
+    String problem = RecordRow.problem(row, RecordKeys.PREFIX, keyLength, value, 0, valueLength, c);
+    int p = partitionOf(spec.keyHash(row, RecordKeys.PREFIX, keyLength));
+    if (problem == null && p != RecordKeys.partition(row)) {
+      problem =
+          "stored under partition "
+              + RecordKeys.partition(row)
+              + " but its key hashes to partition "
+              + p;
+    }
+    if (problem != null) {
+      byte[] key = Arrays.copyOfRange(row, RecordKeys.PREFIX, rowLength);
+      throw new StoreException.Corrupt(
+          "corrupt record for key " + ReplicaRecord.hex(key, 32) + ": " + problem);
+    }
   }
 
   static Stored decodeOrNull(byte[] key, byte[] value) {

@@ -102,11 +102,13 @@ class RepairIntegrityTest {
     }
   }
 
-  @Test
-  void aRecordBatchCorruptedInTransitIsRejectedByItsChecksum() throws Exception {
+  /** A record batch, or a row batch (the new replica b holds none of a's partitions). */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aRecordBatchCorruptedInTransitIsRejectedByItsChecksum(boolean rowBatches) throws Exception {
     try (Agents c = new Agents(dir)) {
       ReplicaAgent a = c.start("a", Map.of("batch-records", "50"));
-      ReplicaAgent b = c.start("b", Map.of());
+      ReplicaAgent b = c.start("b", Map.of("row-batches", String.valueOf(rowBatches)));
       load(a, "k", 600, 40);
       TreeMap<String, String> truth = contents(a.store());
       AtomicBoolean flipped = new AtomicBoolean();
@@ -117,10 +119,14 @@ class RepairIntegrityTest {
             }
             try {
               Envelope e = Envelope.parseFrom(body);
-              if (!e.hasRecordBatch()) {
+              if (!e.hasRecordBatch() && !e.hasRowBatch()) {
                 return body;
               }
-              ByteString v = e.getRecordBatch().getRecords(0).getValue();
+              assertThat(e.hasRowBatch()).isEqualTo(rowBatches);
+              ByteString v =
+                  rowBatches
+                      ? e.getRowBatch().getRows()
+                      : e.getRecordBatch().getRecords(0).getValue();
               int at = indexOf(body, v.toByteArray());
               byte[] out = body.clone();
               out[at + v.size() / 2] ^= 0x04; // still valid protobuf, a different value

@@ -7,8 +7,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.ProtocolException;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.RowBatches;
 import dev.reconcile.core.SketchParams;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -74,13 +76,126 @@ final class PartitionIngestTest {
     return s.load(partition, PartitionIngest.CHUNK_RECORDS, 0);
   }
 
+  /**
+   * The records in batches of {@code batch}: every other batch as checked rows ({@code addRows}, as
+   * a peer's row batches arrive), the others as records, so that both ways and their mixes go
+   * through every test that loads with this.
+   */
   private static ApplyOutcome loadInBatches(
       RecordStore.PartitionLoad load, List<ReplicaRecord> records, int batch) {
     ApplyOutcome out = ApplyOutcome.EMPTY;
     for (int i = 0; i < records.size(); i += batch) {
-      out = out.plus(load.add(records.subList(i, Math.min(records.size(), i + batch))));
+      List<ReplicaRecord> part = records.subList(i, Math.min(records.size(), i + batch));
+      out = out.plus((i / batch) % 2 == 1 ? load.addRows(rows(part)) : load.add(part));
     }
     return out;
+  }
+
+  /** {@code records} as the checked rows of a row batch from a peer. */
+  static RowBatches.Rows rows(List<ReplicaRecord> records) {
+    RowBatches.Builder b = new RowBatches.Builder(PARAMS.spec(), 64);
+    records.forEach(b::add);
+    int partition =
+        HashSpec.partition(PARAMS.spec().keyHash(records.get(0).key()), PARAMS.partitionsLog2());
+    try {
+      return RowBatches.read(
+          b.build(partition, 0), Integer.MAX_VALUE, PARAMS.spec(), PARAMS.partitionsLog2());
+    } catch (ProtocolException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /**
+   * Rows only, through all that a load does with them: held back under the threshold then spilled
+   * into a table file, several chunks, tombstones past the grace period dropped, a row out of order
+   * ending the chunk: the same store as the records applied.
+   */
+  @Test
+  void rowsAreLoadedAsTheSameRecordsApplied() {
+    List<ReplicaRecord> records = partitionRecords(41, 1_500, 60);
+    List<ReplicaRecord> sent = new ArrayList<>();
+    int expired = 0;
+    for (int i = 0; i < records.size(); i++) {
+      ReplicaRecord r = records.get(i);
+      if (r.tombstone() && i % 2 == 0) {
+        sent.add(
+            ReplicaRecord.tombstone(r.key(), HybridClock.version(NOW - 8 * 86_400_000L, 0), 7));
+        expired++;
+      } else {
+        sent.add(r);
+      }
+    }
+    assertThat(expired).isPositive();
+    List<ReplicaRecord> withRepeat = new ArrayList<>(sent.subList(0, 1_200));
+    withRepeat.add(sent.get(10)); // not after the row before: the rest is applied
+    withRepeat.addAll(sent.subList(1_200, sent.size()));
+    try (ReplicaStore s = open(tmp.resolve("rows"))) {
+      ApplyOutcome outcome = ApplyOutcome.EMPTY;
+      long threshold = 200L * (records.get(0).key().length + 60);
+      try (RecordStore.PartitionLoad load = s.load(P, 400, threshold)) {
+        for (int i = 0; i < withRepeat.size(); i += 90) {
+          outcome =
+              outcome.plus(
+                  load.addRows(rows(withRepeat.subList(i, Math.min(withRepeat.size(), i + 90)))));
+        }
+        outcome = outcome.plus(load.finish());
+      }
+      assertThat(outcome.applied()).isEqualTo(sent.size() - expired);
+      assertThat(outcome.duplicate()).isEqualTo(expired + 1);
+      assertThat(s.stats().ingestedRecords()).isPositive();
+      assertSameAsApplied(s, sent);
+    }
+  }
+
+  @Test
+  void rowsOfAnotherPartitionAreRefused() {
+    List<ReplicaRecord> records = partitionRecords(42, 10, 20);
+    try (ReplicaStore s = open(tmp.resolve("rx"));
+        RecordStore.PartitionLoad load = ingest(s, P + 1)) {
+      assertThatThrownBy(() -> load.addRows(rows(records)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("not of the partition being loaded, " + (P + 1));
+    }
+  }
+
+  /**
+   * A range scan hands out the stored rows as they are: read back as a peer reads them, they are
+   * the partition's records in key order, in batches closed by the byte cap.
+   */
+  @Test
+  void aScanHandsOutItsStoredRows() throws ProtocolException {
+    List<ReplicaRecord> records = partitionRecords(43, 700, 50);
+    try (ReplicaStore s = open(tmp.resolve("scan"))) {
+      s.putAll(records);
+      List<ReplicaRecord> got = new ArrayList<>();
+      int batches = 0;
+      try (RecordStore.PartitionScan scan = s.scan(P, s.sketches())) {
+        while (true) {
+          RowBatches.Builder b = new RowBatches.Builder(PARAMS.spec(), 64);
+          int n = scan.nextRows(b, 1_000, 4_096);
+          if (n == 0) {
+            break;
+          }
+          assertThat(b.count()).isEqualTo(n);
+          // closed once past 4 KiB: by the last row at most
+          assertThat(b.bytes()).isLessThan(4_096 + 200);
+          batches++;
+          got.addAll(
+              RowBatches.read(b.build(P, batches), 1_000, PARAMS.spec(), PARAMS.partitionsLog2())
+                  .records());
+        }
+      }
+      assertThat(batches).isGreaterThan(5);
+      List<ReplicaRecord> stored = new ArrayList<>();
+      s.forEachRecord(
+          r -> {
+            if (HashSpec.partition(PARAMS.spec().keyHash(r.key()), PARAMS.partitionsLog2()) == P) {
+              stored.add(r);
+            }
+          });
+      assertThat(got).isEqualTo(stored);
+      assertThat(got).hasSize(records.size());
+    }
   }
 
   private static List<ReplicaRecord> contents(ReplicaStore s) {

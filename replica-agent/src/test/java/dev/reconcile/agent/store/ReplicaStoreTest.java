@@ -16,6 +16,7 @@ import dev.reconcile.core.MemorySketches;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.RowBatches;
 import dev.reconcile.core.SketchParams;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -377,6 +378,10 @@ class ReplicaStoreTest {
       assertThatThrownBy(() -> s.apply(List.of(incoming)))
           .isInstanceOf(StoreException.Corrupt.class);
       assertThatThrownBy(() -> s.forEachRecord(r -> {})).isInstanceOf(StoreException.Corrupt.class);
+      // Nor sent as a row to a peer catching up.
+      assertThatThrownBy(() -> scanRows(s, RecordKeys.partition(row(bytes("bad")))))
+          .isInstanceOf(StoreException.Corrupt.class)
+          .hasMessageContaining("corrupt record for key 0x626164: CRC32C mismatch");
       SelfCheck check = s.selfCheck();
       assertThat(check.ok()).isFalse();
       assertThat(check.corruptRecords()).isEqualTo(1);
@@ -423,11 +428,31 @@ class ReplicaStoreTest {
                   + " but its key hashes to partition "
                   + RecordKeys.partition(row));
       assertThat(s.get(bytes("moved"))).isEmpty();
+      assertThatThrownBy(() -> scanRows(s, RecordKeys.partition(elsewhere)))
+          .isInstanceOf(StoreException.Corrupt.class)
+          .hasMessageContaining(
+              "corrupt record for key 0x6d6f766564: stored under partition "
+                  + RecordKeys.partition(elsewhere)
+                  + " but its key hashes to partition "
+                  + RecordKeys.partition(row));
       SelfCheck check = s.selfCheck();
       assertThat(check.ok()).isFalse();
       assertThat(check.corruptRecords()).isEqualTo(1);
       assertThat(check.problems()).anyMatch(p -> p.contains("has no record"));
     }
+  }
+
+  /** Every row of {@code partition} through the range scan's row path; how many. */
+  private static int scanRows(ReplicaStore s, int partition) {
+    int n = 0;
+    try (RecordStore.PartitionScan scan = s.scan(partition, s.sketches())) {
+      int got;
+      do {
+        got = scan.nextRows(new RowBatches.Builder(PARAMS.spec(), 64), 100, 1 << 20);
+        n += got;
+      } while (got > 0);
+    }
+    return n;
   }
 
   /** The first key {@code prefix + i} that falls in {@code partition} under {@link #PARAMS}. */
