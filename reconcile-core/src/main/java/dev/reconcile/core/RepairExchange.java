@@ -423,6 +423,9 @@ final class RepairExchange {
       return in;
     }
     long limit = config.wallMillis().getAsLong() + config.maxClockSkewMillis();
+    if (ReplicaRecord.physicalMillis(in.maxVersion()) <= limit) {
+      return in; // none from the future: no walk over the rows
+    }
     boolean[] drop = null;
     for (int i = 0; i < in.size(); i++) {
       if (ReplicaRecord.physicalMillis(in.version(i)) > limit) {

@@ -166,9 +166,17 @@ public final class RowBatches {
     private final int[] rowLen;
     private final long[] keyHash;
     private final int n;
+    private final long maxVersion;
 
     private Rows(
-        byte[] a, int[] keyOff, int[] keyLen, int[] rowOff, int[] rowLen, long[] keyHash, int n) {
+        byte[] a,
+        int[] keyOff,
+        int[] keyLen,
+        int[] rowOff,
+        int[] rowLen,
+        long[] keyHash,
+        int n,
+        long maxVersion) {
       this.a = a;
       this.keyOff = keyOff;
       this.keyLen = keyLen;
@@ -176,6 +184,7 @@ public final class RowBatches {
       this.rowLen = rowLen;
       this.keyHash = keyHash;
       this.n = n;
+      this.maxVersion = maxVersion;
     }
 
     public int size() {
@@ -212,6 +221,14 @@ public final class RowBatches {
       return RecordRow.version(a, rowOff[i]);
     }
 
+    /**
+     * The largest version of the rows (unsigned), so that a check against a bound can skip the rows
+     * when it passes; 0 when there are none.
+     */
+    public long maxVersion() {
+      return maxVersion;
+    }
+
     public boolean tombstone(int i) {
       return RecordRow.tombstone(a, rowOff[i]);
     }
@@ -243,8 +260,10 @@ public final class RowBatches {
       int[] rl = new int[n];
       long[] kh = new long[n];
       int m = 0;
+      long max = 0;
       for (int i = 0; i < n; i++) {
         if (!drop[i]) {
+          max = Long.compareUnsigned(version(i), max) > 0 ? version(i) : max;
           ko[m] = keyOff[i];
           kl[m] = keyLen[i];
           ro[m] = rowOff[i];
@@ -253,7 +272,7 @@ public final class RowBatches {
           m++;
         }
       }
-      return new Rows(a, ko, kl, ro, rl, kh, m);
+      return new Rows(a, ko, kl, ro, rl, kh, m, max);
     }
   }
 
@@ -303,16 +322,56 @@ public final class RowBatches {
                   + " transit)",
               seq, b.getCrc32C(), (int) c.getValue()));
     }
-    int partition = b.getPartition();
-    byte[] a = s.array;
-    int end = s.offset + s.length;
-    int[] keyOff = new int[count];
-    int[] keyLen = new int[count];
-    int[] rowOff = new int[count];
-    int[] rowLen = new int[count];
-    long[] keyHash = new long[count];
+    Reader r = new Reader(s.array, s.offset + s.length, count, spec, partitionsLog2, b, c);
     int at = s.offset;
     for (int i = 0; i < count; i++) {
+      at = r.row(i, at);
+    }
+    if (at != r.end) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "row batch " + seq + ": " + (r.end - at) + " bytes after its " + count + " rows");
+    }
+    return new Rows(r.a, r.keyOff, r.keyLen, r.rowOff, r.rowLen, r.keyHash, count, r.maxVersion);
+  }
+
+  /**
+   * The checks of one row at a time ({@link #row}): a method per row rather than one loop, so that
+   * a just-started process compiles it after a few thousand rows instead of running the loop
+   * interpreted or in C1 until an on-stack replacement late in the round (benchmarks.md, 3a).
+   */
+  private static final class Reader {
+    final byte[] a;
+    final int end;
+    final int[] keyOff;
+    final int[] keyLen;
+    final int[] rowOff;
+    final int[] rowLen;
+    final long[] keyHash;
+    private final HashSpec spec;
+    private final int partitionsLog2;
+    private final int partition;
+    private final long seq;
+    private final CRC32C c;
+    long maxVersion;
+
+    Reader(byte[] a, int end, int count, HashSpec spec, int partitionsLog2, RowBatch b, CRC32C c) {
+      this.a = a;
+      this.end = end;
+      this.keyOff = new int[count];
+      this.keyLen = new int[count];
+      this.rowOff = new int[count];
+      this.rowLen = new int[count];
+      this.keyHash = new long[count];
+      this.spec = spec;
+      this.partitionsLog2 = partitionsLog2;
+      this.partition = b.getPartition();
+      this.seq = b.getBatchSeq();
+      this.c = c;
+    }
+
+    /** Checks row {@code i}, which starts at {@code at}; returns where the next one starts. */
+    int row(int i, int at) throws ProtocolException {
       long kl = readVarint(a, at, end);
       if (kl < 0) {
         throw framing(seq, i, "its key length runs past the rows");
@@ -324,8 +383,7 @@ public final class RowBatches {
       if (kl > end - at) {
         throw framing(seq, i, "key of " + kl + " bytes runs past the rows");
       }
-      keyOff[i] = at;
-      keyLen[i] = (int) kl;
+      int ko = at;
       at += (int) kl;
       long rl = readVarint(a, at, end);
       if (rl < 0) {
@@ -335,24 +393,22 @@ public final class RowBatches {
       if (rl > end - at) {
         throw framing(seq, i, "row of " + rl + " bytes runs past the rows");
       }
-      rowOff[i] = at;
-      rowLen[i] = (int) rl;
-      at += (int) rl;
-      String problem = RecordRow.problem(a, keyOff[i], keyLen[i], a, rowOff[i], rowLen[i], c);
+      int ro = at;
+      String problem = RecordRow.problem(a, ko, (int) kl, a, ro, (int) rl, c);
       if (problem != null) {
         throw framing(seq, i, problem);
       }
-      long vh = spec.valueHash(a, rowOff[i] + RecordRow.HEADER, rowLen[i] - RecordRow.OVERHEAD);
-      if (vh != RecordRow.valueHash(a, rowOff[i])) {
+      long vh = spec.valueHash(a, ro + RecordRow.HEADER, (int) rl - RecordRow.OVERHEAD);
+      if (vh != RecordRow.valueHash(a, ro)) {
         throw framing(
             seq,
             i,
             String.format(
                 "value hash 0x%016x, the value hashes to 0x%016x (another hash spec?)",
-                RecordRow.valueHash(a, rowOff[i]), vh));
+                RecordRow.valueHash(a, ro), vh));
       }
-      keyHash[i] = spec.keyHash(a, keyOff[i], keyLen[i]);
-      int q = HashSpec.partition(keyHash[i], partitionsLog2);
+      long kh = spec.keyHash(a, ko, (int) kl);
+      int q = HashSpec.partition(kh, partitionsLog2);
       if (q != partition) {
         throw new ProtocolException(
             Code.MALFORMED,
@@ -363,13 +419,17 @@ public final class RowBatches {
                 + " holds a record of partition "
                 + q);
       }
+      keyOff[i] = ko;
+      keyLen[i] = (int) kl;
+      rowOff[i] = ro;
+      rowLen[i] = (int) rl;
+      keyHash[i] = kh;
+      long v = RecordRow.version(a, ro);
+      if (Long.compareUnsigned(v, maxVersion) > 0) {
+        maxVersion = v;
+      }
+      return ro + (int) rl;
     }
-    if (at != end) {
-      throw new ProtocolException(
-          Code.MALFORMED,
-          "row batch " + seq + ": " + (end - at) + " bytes after its " + count + " rows");
-    }
-    return new Rows(a, keyOff, keyLen, rowOff, rowLen, keyHash, count);
   }
 
   private static ProtocolException framing(long seq, int i, String what) {

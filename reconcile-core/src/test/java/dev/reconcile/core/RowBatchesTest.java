@@ -127,6 +127,8 @@ class RowBatchesTest {
     RowBatches.Rows rows = read(batch(sent, 7));
     assertThat(rows.size()).isEqualTo(sent.size());
     List<ReplicaRecord> got = rows.records();
+    assertThat(rows.maxVersion())
+        .isEqualTo(sent.stream().map(ReplicaRecord::version).max(Long::compareUnsigned).get());
     for (int i = 0; i < sent.size(); i++) {
       ReplicaRecord s = sent.get(i);
       ReplicaRecord g = got.get(i);
@@ -307,6 +309,13 @@ class RowBatchesTest {
     drop[0] = drop[4] = drop[9] = true;
     RowBatches.Rows kept = rows.without(drop);
     assertThat(kept.size()).isEqualTo(7);
+    long max = 0;
+    for (int i = 0; i < 10; i++) {
+      if (!drop[i] && Long.compareUnsigned(sent.get(i).version(), max) > 0) {
+        max = sent.get(i).version();
+      }
+    }
+    assertThat(kept.maxVersion()).isEqualTo(max);
     int j = 0;
     for (int i = 0; i < 10; i++) {
       if (!drop[i]) {

@@ -125,7 +125,14 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private final EnvOptions envOptions;
 
   // The chunk being written: held back in memory until it reaches minIngestBytes, then a file.
-  private final List<ReplicaRecord> pending = new ArrayList<>();
+  /** A held-back record: as it came, or row {@code index} of checked rows (not decoded). */
+  private record Held(ReplicaRecord record, RowBatches.Rows rows, int index) {
+    ReplicaRecord toRecord() {
+      return record != null ? record : rows.record(index);
+    }
+  }
+
+  private final List<Held> pending = new ArrayList<>();
   private long pendingBytes;
   private SstFileWriter file;
   private Path recordsFile;
@@ -211,7 +218,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
         if (file == null && pendingBytes < minIngestBytes) {
           // Too few bytes yet to pay for two table files and their syncs: held back.
           lastKey = r.key();
-          pending.add(r);
+          pending.add(new Held(r, null, 0));
           pendingBytes += r.key().length + r.value().length;
           if (pendingBytes >= minIngestBytes) {
             spillPending();
@@ -245,21 +252,12 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       }
       graceCutoffMillis = writer.graceCutoffMillis(clock.wallMillis());
       ApplyOutcome visible = ApplyOutcome.EMPTY;
-      byte[] a = rows.array();
       for (int i = 0; i < rows.size(); i++) {
-        int ko = rows.keyOffset(i);
-        int kl = rows.keyLength(i);
-        if (s.partitionOf(rows.keyHash(i)) != partition) {
-          throw new IllegalArgumentException(
-              "record for key "
-                  + ReplicaRecord.hex(rows.key(i), 32)
-                  + " is of partition "
-                  + s.partitionOf(rows.keyHash(i))
-                  + ", not of the partition being loaded, "
-                  + partition);
+        if (n == chunkRecords) {
+          visible = visible.plus(endChunk());
         }
-        if (lastKey != null
-            && Arrays.compareUnsigned(a, ko, ko + kl, lastKey, 0, lastKey.length) <= 0) {
+        if (!addRow(rows, i)) {
+          // Out of order: what came so far is one chunk, the rest is applied.
           visible = visible.plus(endChunk());
           applying = true;
           List<ReplicaRecord> rest = new ArrayList<>(rows.size() - i);
@@ -268,20 +266,6 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           }
           return visible.plus(writer.apply(rest));
         }
-        if (n == chunkRecords) {
-          visible = visible.plus(endChunk());
-        }
-        if (file == null && pendingBytes < minIngestBytes) {
-          ReplicaRecord r = rows.record(i);
-          lastKey = r.key();
-          pending.add(r);
-          pendingBytes += r.key().length + r.value().length;
-          if (pendingBytes >= minIngestBytes) {
-            spillPending();
-          }
-          continue;
-        }
-        takeRow(rows, i);
       }
       return visible;
     } catch (RocksDBException e) {
@@ -292,10 +276,49 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     }
   }
 
+  /**
+   * Row {@code i} of {@link #addRows}: held back, or into the table file; false (nothing done) when
+   * it is not after the row before. One call per row, so that a just-started process compiles it
+   * early (see {@code RowBatches.Reader}).
+   */
+  private boolean addRow(RowBatches.Rows rows, int i) throws RocksDBException {
+    int ko = rows.keyOffset(i);
+    int kl = rows.keyLength(i);
+    if (s.partitionOf(rows.keyHash(i)) != partition) {
+      throw new IllegalArgumentException(
+          "record for key "
+              + ReplicaRecord.hex(rows.key(i), 32)
+              + " is of partition "
+              + s.partitionOf(rows.keyHash(i))
+              + ", not of the partition being loaded, "
+              + partition);
+    }
+    if (lastKey != null
+        && Arrays.compareUnsigned(rows.array(), ko, ko + kl, lastKey, 0, lastKey.length) <= 0) {
+      return false;
+    }
+    if (file == null && pendingBytes < minIngestBytes) {
+      // Held back as the row it is (its batch's bytes kept), decoded only if applied.
+      lastKey = rows.key(i);
+      pending.add(new Held(null, rows, i));
+      pendingBytes += kl + rows.rowLength(i) - RecordRow.OVERHEAD;
+      if (pendingBytes >= minIngestBytes) {
+        spillPending();
+      }
+      return true;
+    }
+    takeRow(rows, i);
+    return true;
+  }
+
   /** The held-back records are enough for a table file: they start it. */
   private void spillPending() throws RocksDBException {
-    for (ReplicaRecord r : pending) {
-      take(r, s.spec.keyHash(r.key()));
+    for (Held h : pending) {
+      if (h.record() != null) {
+        take(h.record(), s.spec.keyHash(h.record().key()));
+      } else {
+        takeRow(h.rows(), h.index());
+      }
     }
     pending.clear();
     pendingBytes = 0;
@@ -303,7 +326,11 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
 
   /** A load too small for a table file: the held-back records through {@code apply}. */
   private ApplyOutcome applyPending() {
-    ApplyOutcome out = writer.applyAll(pending);
+    List<ReplicaRecord> records = new ArrayList<>(pending.size());
+    for (Held h : pending) {
+      records.add(h.toRecord());
+    }
+    ApplyOutcome out = writer.applyAll(records);
     pending.clear();
     pendingBytes = 0;
     return out;
@@ -434,12 +461,17 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     try (SstFileWriter w = new SstFileWriter(envOptions, digestFileOptions)) {
       w.open(path.toString());
       for (int i : order) {
-        rowBuffer = fit(rowBuffer, DigestKeys.PREFIX + keys[i].length);
-        w.put(DigestKeys.put(rowBuffer, partition, elements[i], keys[i]), empty);
+        putDigest(w, i, empty);
       }
       w.finish();
     }
     return path;
+  }
+
+  /** The digest row of record {@code i} of the chunk into {@code w} (one call per row). */
+  private void putDigest(SstFileWriter w, int i, ByteBuffer empty) throws RocksDBException {
+    rowBuffer = fit(rowBuffer, DigestKeys.PREFIX + keys[i].length);
+    w.put(DigestKeys.put(rowBuffer, partition, elements[i], keys[i]), empty);
   }
 
   /**

@@ -232,24 +232,7 @@ final class RecordReader {
           int n = 0;
           int start = out.bytes();
           while (n < maxRecords && out.bytes() - start < maxBytes && advance()) {
-            int rowLength = iterator.key(rowScratch);
-            if (rowLength > rowScratch.length) {
-              rowScratch = new byte[Math.max(rowLength, rowScratch.length * 2)];
-              iterator.key(rowScratch);
-            }
-            int valueLength = iterator.value(valueScratch);
-            if (valueLength > valueScratch.length) {
-              valueScratch = new byte[Math.max(valueLength, valueScratch.length * 2)];
-              iterator.value(valueScratch);
-            }
-            s.checkRow(rowScratch, rowLength, valueScratch, valueLength, crc);
-            out.addRow(
-                rowScratch,
-                RecordKeys.PREFIX,
-                rowLength - RecordKeys.PREFIX,
-                valueScratch,
-                0,
-                valueLength);
+            copyRow(out);
             n++;
           }
           return n;
@@ -260,6 +243,31 @@ final class RecordReader {
       } finally {
         s.lifecycle.readLock().unlock();
       }
+    }
+
+    /**
+     * The iterator's row into {@code out}, checked (one call per row, so that a just-started
+     * process compiles it early).
+     */
+    private void copyRow(RowBatches.Builder out) {
+      int rowLength = iterator.key(rowScratch);
+      if (rowLength > rowScratch.length) {
+        rowScratch = new byte[Math.max(rowLength, rowScratch.length * 2)];
+        iterator.key(rowScratch);
+      }
+      int valueLength = iterator.value(valueScratch);
+      if (valueLength > valueScratch.length) {
+        valueScratch = new byte[Math.max(valueLength, valueScratch.length * 2)];
+        iterator.value(valueScratch);
+      }
+      s.checkRow(rowScratch, rowLength, valueScratch, valueLength, crc);
+      out.addRow(
+          rowScratch,
+          RecordKeys.PREFIX,
+          rowLength - RecordKeys.PREFIX,
+          valueScratch,
+          0,
+          valueLength);
     }
 
     /** Moves to the next row of the partition; false (and exhausted) at its end. */
