@@ -207,7 +207,7 @@ final class RepairExchange {
         // A bulk partition as rows: one batch per read, closed at the same caps.
         RowBatches.Builder rows =
             new RowBatches.Builder(
-                ctx.params.spec(), (int) Math.min(config.batchBytes() + (64 << 10), 1 << 22));
+                ctx.params.spec(), (int) Math.min(config.batchBytes() + (64 << 10), 1 << 30));
         src.nextRows(rows, config.bulkBatchRecords(), config.batchBytes());
         if (src.done()) {
           sendQueue.poll();

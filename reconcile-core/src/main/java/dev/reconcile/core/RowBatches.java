@@ -41,13 +41,19 @@ public final class RowBatches {
     private int len;
     private int count;
     private long payloadBytes;
+    private final int expected;
     private final List<byte[]> tombstoneKeys = new ArrayList<>();
     private long[] tombstoneVersions = new long[0];
 
-    /** {@code spec} hashes the values of records added as objects ({@link #add}). */
-    public Builder(HashSpec spec, int initialBytes) {
+    /**
+     * {@code spec} hashes the values of records added as objects ({@link #add}); {@code
+     * expectedBytes} is about what the batch will hold: the buffer starts at no more than 64 KiB (a
+     * small partition does not pay for a full batch) and doubles up to it, then past it.
+     */
+    public Builder(HashSpec spec, int expectedBytes) {
       this.spec = spec;
-      this.buf = new byte[Math.max(64, initialBytes)];
+      this.expected = Math.max(64, expectedBytes);
+      this.buf = new byte[Math.min(expected, 64 << 10)];
     }
 
     /** Appends the row {@code row[rowOff, rowOff + rowLen)} of the key {@code key[keyOff, ...)}. */
@@ -148,7 +154,9 @@ public final class RowBatches {
 
     private void ensure(int more) {
       if (buf.length - len < more) {
-        buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + more));
+        long doubled = 2L * buf.length;
+        long next = buf.length < expected ? Math.min(doubled, expected) : doubled;
+        buf = Arrays.copyOf(buf, (int) Math.min(Integer.MAX_VALUE - 8, Math.max(next, len + more)));
       }
     }
   }
