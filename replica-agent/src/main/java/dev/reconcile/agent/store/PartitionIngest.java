@@ -125,8 +125,11 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private final EnvOptions envOptions;
 
   // The chunk being written: held back in memory until it reaches minIngestBytes, then a file.
-  /** A held-back record: as it came, or row {@code index} of checked rows (not decoded). */
-  private record Held(ReplicaRecord record, RowBatches.Rows rows, int index) {
+  /**
+   * A held-back record: as it came, or row {@code index} of checked rows (not decoded) with its
+   * key, copied once.
+   */
+  private record Held(ReplicaRecord record, RowBatches.Rows rows, int index, byte[] key) {
     ReplicaRecord toRecord() {
       return record != null ? record : rows.record(index);
     }
@@ -198,13 +201,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
         ReplicaRecord r = records.get(i);
         long keyHash = s.spec.keyHash(r.key());
         if (s.partitionOf(keyHash) != partition) {
-          throw new IllegalArgumentException(
-              "record for key "
-                  + ReplicaRecord.hex(r.key(), 32)
-                  + " is of partition "
-                  + s.partitionOf(keyHash)
-                  + ", not of the partition being loaded, "
-                  + partition);
+          throw notThisPartition(r.key(), keyHash);
         }
         if (lastKey != null && Arrays.compareUnsigned(r.key(), lastKey) <= 0) {
           // Out of order: what came so far is one chunk, the rest is applied.
@@ -218,7 +215,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
         if (file == null && pendingBytes < minIngestBytes) {
           // Too few bytes yet to pay for two table files and their syncs: held back.
           lastKey = r.key();
-          pending.add(new Held(r, null, 0));
+          pending.add(new Held(r, null, 0, null));
           pendingBytes += r.key().length + r.value().length;
           if (pendingBytes >= minIngestBytes) {
             spillPending();
@@ -285,13 +282,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     int ko = rows.keyOffset(i);
     int kl = rows.keyLength(i);
     if (s.partitionOf(rows.keyHash(i)) != partition) {
-      throw new IllegalArgumentException(
-          "record for key "
-              + ReplicaRecord.hex(rows.key(i), 32)
-              + " is of partition "
-              + s.partitionOf(rows.keyHash(i))
-              + ", not of the partition being loaded, "
-              + partition);
+      throw notThisPartition(rows.key(i), rows.keyHash(i));
     }
     if (lastKey != null
         && Arrays.compareUnsigned(rows.array(), ko, ko + kl, lastKey, 0, lastKey.length) <= 0) {
@@ -300,15 +291,25 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     if (file == null && pendingBytes < minIngestBytes) {
       // Held back as the row it is (its batch's bytes kept), decoded only if applied.
       lastKey = rows.key(i);
-      pending.add(new Held(null, rows, i));
+      pending.add(new Held(null, rows, i, lastKey));
       pendingBytes += kl + rows.rowLength(i) - RecordRow.OVERHEAD;
       if (pendingBytes >= minIngestBytes) {
         spillPending();
       }
       return true;
     }
-    takeRow(rows, i);
+    takeRow(rows, i, rows.key(i));
     return true;
+  }
+
+  private IllegalArgumentException notThisPartition(byte[] key, long keyHash) {
+    return new IllegalArgumentException(
+        "record for key "
+            + ReplicaRecord.hex(key, 32)
+            + " is of partition "
+            + s.partitionOf(keyHash)
+            + ", not of the partition being loaded, "
+            + partition);
   }
 
   /** The held-back records are enough for a table file: they start it. */
@@ -317,7 +318,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       if (h.record() != null) {
         take(h.record(), s.spec.keyHash(h.record().key()));
       } else {
-        takeRow(h.rows(), h.index());
+        takeRow(h.rows(), h.index(), h.key());
       }
     }
     pending.clear();
@@ -351,11 +352,10 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
    * {@link #take} of row {@code i} of checked rows: the row is written as it came (it is the stored
    * layout, its CRC and value hash checked by {@code RowBatches.read}), not re-encoded.
    */
-  private void takeRow(RowBatches.Rows rows, int i) throws RocksDBException {
+  private void takeRow(RowBatches.Rows rows, int i, byte[] key) throws RocksDBException {
     byte[] a = rows.array();
     int ro = rows.rowOffset(i);
     int rl = rows.rowLength(i);
-    byte[] key = rows.key(i);
     long version = RecordRow.version(a, ro);
     boolean tombstone = RecordRow.tombstone(a, ro);
     if (expired(key, version, tombstone)) {

@@ -94,13 +94,6 @@ final class RecordCodec {
         "corrupt record for key " + ReplicaRecord.hex(key, 32) + ": " + what);
   }
 
-  static int crc(byte[] key, byte[] b, int len) {
-    CRC32C c = new CRC32C();
-    c.update(key, 0, key.length);
-    c.update(b, 0, len);
-    return (int) c.getValue();
-  }
-
   static void putLong(byte[] b, int off, long v) {
     RecordRow.putLong(b, off, v);
   }
