@@ -253,7 +253,12 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
         if (n == chunkRecords) {
           visible = visible.plus(endChunk());
         }
-        if (!addRow(rows, i)) {
+        // Held back, or into the table file: two methods, so that each keeps one profile. With
+        // one method for both, C2 compiled it while a partition's first rows were being held,
+        // the first row into the file trapped out of that code, and it compiled again
+        // (docs/benchmarks.md, section 3a, "one profile per path").
+        boolean taken = file == null ? holdRow(rows, i) : addRow(rows, i);
+        if (!taken) {
           // Out of order: what came so far is one chunk, the rest is applied.
           visible = visible.plus(endChunk());
           applying = true;
@@ -274,32 +279,47 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   }
 
   /**
-   * Row {@code i} of {@link #addRows}: held back, or into the table file; false (nothing done) when
-   * it is not after the row before. One call per row, so that a just-started process compiles it
-   * early (see {@code RowBatches.Reader}).
+   * Row {@code i} of {@link #addRows} while no table file is open: held back (the row as it is, its
+   * batch's bytes kept, decoded only if applied); once the rows held reach {@link
+   * #MIN_INGEST_BYTES} they start the file. False (nothing done) when the row is not after the one
+   * before. One call per row, so that a just-started process compiles it early (see {@code
+   * RowBatches.Reader}).
    */
-  private boolean addRow(RowBatches.Rows rows, int i) throws RocksDBException {
-    int ko = rows.keyOffset(i);
-    int kl = rows.keyLength(i);
-    if (s.partitionOf(rows.keyHash(i)) != partition) {
-      throw notThisPartition(rows.key(i), rows.keyHash(i));
-    }
-    if (lastKey != null
-        && Arrays.compareUnsigned(rows.array(), ko, ko + kl, lastKey, 0, lastKey.length) <= 0) {
+  private boolean holdRow(RowBatches.Rows rows, int i) throws RocksDBException {
+    if (!follows(rows, i)) {
       return false;
     }
-    if (file == null && pendingBytes < minIngestBytes) {
-      // Held back as the row it is (its batch's bytes kept), decoded only if applied.
-      lastKey = rows.key(i);
-      pending.add(new Held(null, rows, i, lastKey));
-      pendingBytes += kl + rows.rowLength(i) - RecordRow.OVERHEAD;
-      if (pendingBytes >= minIngestBytes) {
-        spillPending();
-      }
-      return true;
+    lastKey = rows.key(i);
+    pending.add(new Held(null, rows, i, lastKey));
+    pendingBytes += rows.keyLength(i) + rows.rowLength(i) - RecordRow.OVERHEAD;
+    if (pendingBytes >= minIngestBytes) {
+      spillPending();
+    }
+    return true;
+  }
+
+  /** Row {@code i} of {@link #addRows} into the open table file; false as {@link #holdRow}. */
+  private boolean addRow(RowBatches.Rows rows, int i) throws RocksDBException {
+    if (!follows(rows, i)) {
+      return false;
     }
     takeRow(rows, i, rows.key(i));
     return true;
+  }
+
+  /**
+   * Whether row {@code i} comes after the last row taken or held; an {@link
+   * IllegalArgumentException} when it is not of this partition.
+   */
+  private boolean follows(RowBatches.Rows rows, int i) {
+    if (s.partitionOf(rows.keyHash(i)) != partition) {
+      throw notThisPartition(rows.key(i), rows.keyHash(i));
+    }
+    int ko = rows.keyOffset(i);
+    return lastKey == null
+        || Arrays.compareUnsigned(
+                rows.array(), ko, ko + rows.keyLength(i), lastKey, 0, lastKey.length)
+            > 0;
   }
 
   private IllegalArgumentException notThisPartition(byte[] key, long keyHash) {

@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.rocksdb.RocksDBException;
 
 /**
@@ -144,6 +146,36 @@ final class PartitionIngestTest {
       assertThat(outcome.duplicate()).isEqualTo(expired + 1);
       assertThat(s.stats().ingestedRecords()).isPositive();
       assertSameAsApplied(s, sent);
+    }
+  }
+
+  /**
+   * A repeated row while the rows are held back (position 50, under the threshold of 200 rows), in
+   * the table file (300), and as the first row of a new chunk (400, a chunk of 400 rows): the chunk
+   * so far is kept, the rest applied, the same store as the records applied. The two phases are
+   * separate methods (one profile each for the JIT); each must end the chunk the same way.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {50, 300, 400})
+  void aRowOutOfOrderEndsTheChunkWhetherHeldOrInTheFile(int at) {
+    List<ReplicaRecord> records = partitionRecords(43, 700, 40);
+    List<ReplicaRecord> sent = new ArrayList<>(records.subList(0, at));
+    sent.add(records.get(at / 2)); // not after the row before
+    sent.addAll(records.subList(at, records.size()));
+    try (ReplicaStore s = open(tmp.resolve("h" + at))) {
+      ApplyOutcome outcome = ApplyOutcome.EMPTY;
+      long threshold = 200L * (records.get(0).key().length + 40);
+      try (RecordStore.PartitionLoad load = s.load(P, 400, threshold)) {
+        for (int i = 0; i < sent.size(); i += 70) {
+          outcome =
+              outcome.plus(load.addRows(rows(sent.subList(i, Math.min(sent.size(), i + 70)))));
+        }
+        outcome = outcome.plus(load.finish());
+      }
+      assertThat(outcome.applied()).isEqualTo(records.size());
+      assertThat(outcome.duplicate()).isEqualTo(1);
+      assertThat(s.stats().ingestedRecords()).isEqualTo(at < 200 ? 0 : at);
+      assertSameAsApplied(s, records);
     }
   }
 
