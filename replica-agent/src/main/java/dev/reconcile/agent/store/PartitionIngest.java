@@ -256,7 +256,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
         // Held back, or into the table file: two methods, so that each keeps one profile. With
         // one method for both, C2 compiled it while a partition's first rows were being held,
         // the first row into the file trapped out of that code, and it compiled again
-        // (docs/benchmarks.md, section 3a, "one profile per path").
+        // (docs/benchmarks.md, section 3a, "one profile per row path").
         boolean taken = file == null ? holdRow(rows, i) : addRow(rows, i);
         if (!taken) {
           // Out of order: what came so far is one chunk, the rest is applied.
