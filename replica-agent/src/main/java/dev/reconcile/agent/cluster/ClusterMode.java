@@ -5,6 +5,7 @@ import dev.reconcile.agent.Durations;
 import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
+import dev.reconcile.agent.store.ReplicaStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -274,17 +275,36 @@ public final class ClusterMode {
 
   private Future<Void> run(MemberInfo m, PeerChoice.Reason reason) {
     long seqAtStart = m.seq();
+    long changesAtStart = agent.store().sketchChanges();
     return agent
         .repair(m.peer(), false)
         .compose(
             rep ->
                 vertx
-                    .executeBlocking(this::ownDigest, false)
+                    .executeBlocking(
+                        () -> settled(changesAtStart, rep, ownDigest(), agent.store()), false)
                     .map(
                         after -> {
                           record(m, reason, rep, seqAtStart, after);
                           return null;
                         }));
+  }
+
+  /**
+   * This agent's digest {@code after} a round, as what the peer holds too; null when the round
+   * cannot vouch for it: something besides the round changed this store while it ran (another round
+   * of the same interval, a client write, a purge), so the peer may lack part of it. The digest is
+   * read before the count ({@link ReplicaStore#sketchChanges}): a change it shows is counted. With
+   * null the peer's unchanged entry is not taken as merely stale, and the next interval has a round
+   * with it (nothing to move if it did have everything). Taking the digest as it stood after a
+   * round that ran beside a round with another member hid a real difference until the gossip
+   * interval (a new member pulled 40 records from one peer while its round with another ran, and
+   * that peer never got them).
+   */
+  static PartitionDigest settled(
+      long changesAtStart, RoundReport rep, PartitionDigest after, ReplicaStore store) {
+    long changed = store.sketchChanges() - changesAtStart;
+    return rep.ok && changed == rep.applied ? after : null;
   }
 
   private void record(

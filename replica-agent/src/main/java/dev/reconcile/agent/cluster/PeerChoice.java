@@ -14,11 +14,11 @@ import java.util.random.RandomGenerator;
  *   <li><b>Differing first.</b> A candidate <i>looks different</i> when its published {@link
  *       PartitionDigest} is not this agent's current one, unless this agent completed a round with
  *       it after it published that digest (its sequence number has not moved since) and this
- *       agent's own digest has not changed since that round: then the published digest is merely
- *       stale. Up to {@code fanout} such candidates are chosen, the one attempted longest ago first
- *       (never attempted before all others; ties in random order), so that every differing member
- *       is tried within {@code ceil(D / fanout)} intervals and an unreachable one cannot keep the
- *       others waiting.
+ *       agent's own digest has not changed since that round (and nothing but that round changed it
+ *       while it ran): then the published digest is merely stale. Up to {@code fanout} such
+ *       candidates are chosen, the one attempted longest ago first (never attempted before all
+ *       others; ties in random order), so that every differing member is tried within {@code ceil(D
+ *       / fanout)} intervals and an unreachable one cannot keep the others waiting.
  *   <li><b>Then gossip.</b> When no gossip round was started for {@code gossipIntervalMillis}, one
  *       more candidate among those not chosen yet: again the one attempted longest ago, ties
  *       random. This slot is not taken from the fanout, so members that look different (or only
@@ -48,7 +48,9 @@ public final class PeerChoice {
    * @param lastAttemptMillis when this agent last started a round with it (0 = never)
    * @param seqAtLastSuccess its sequence number when this agent's last successful round with it
    *     started (-1 = no successful round)
-   * @param ownDigestAtLastSuccess this agent's digest right after that round (null = none)
+   * @param ownDigestAtLastSuccess this agent's digest right after that round (null = none, or the
+   *     round cannot vouch for it: something else changed this agent while it ran, see {@code
+   *     ClusterMode.settled})
    */
   public record Candidate(
       String id,

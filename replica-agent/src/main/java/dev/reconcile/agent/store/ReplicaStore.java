@@ -314,6 +314,15 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     return clock;
   }
 
+  /**
+   * How many records' elements the sketches have taken since the store opened (stored, replaced or
+   * removed, by any writer); a fingerprint read before this count is covered by it. The cluster
+   * mode tells by it whether a round was the only change while it ran.
+   */
+  public long sketchChanges() {
+    return sketches.changes();
+  }
+
   /** The sketches the reconciliation session reads; fails when sketches are disabled. */
   public PartitionSketches sketches() {
     if (!sketches.maintained()) {

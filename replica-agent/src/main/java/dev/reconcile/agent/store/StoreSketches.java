@@ -30,6 +30,8 @@ import org.rocksdb.Slice;
  * maintained state, and the digest index for membership and sorted cursors.
  */
 final class StoreSketches implements PartitionSketches {
+  private final java.util.concurrent.atomic.AtomicLong changes =
+      new java.util.concurrent.atomic.AtomicLong();
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private final StoreDb s;
@@ -185,6 +187,7 @@ final class StoreSketches implements PartitionSketches {
   /** After a committed write: {@code old} (when {@code hadOld}) became {@code neu}. */
   void replace(int partition, boolean hadOld, long old, long neu) {
     if (states != null) {
+      changes.incrementAndGet(); // before the sketch: see changes()
       states[partition].replace(hadOld, old, neu);
     }
   }
@@ -192,8 +195,18 @@ final class StoreSketches implements PartitionSketches {
   /** After a committed purge: {@code element} is gone. */
   void remove(int partition, long element) {
     if (states != null) {
+      changes.incrementAndGet();
       states[partition].remove(element);
     }
+  }
+
+  /**
+   * How many records' elements the maintained sketches have taken since the store opened (one per
+   * stored, replaced or removed record; the rebuild at open not counted). Counted before the sketch
+   * changes: a fingerprint read after a change, then this count, includes the change.
+   */
+  long changes() {
+    return changes.get();
   }
 
   /** A copy of the maintained sketch of {@code partition}, taken atomically. */

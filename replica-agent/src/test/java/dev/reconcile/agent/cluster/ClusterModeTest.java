@@ -244,6 +244,60 @@ class ClusterModeTest {
   }
 
   /** Background rounds alone; a member that leaves and comes back on its data catches up. */
+  /**
+   * Two rounds of one interval run side by side: a new member t pulls 40 records from s and, at the
+   * same time, a larger store from l. The round with l cannot vouch for t's digest after it (it
+   * holds s's records, which l never got), so l's unchanged entry must not pass for merely stale:
+   * within the next two intervals (fanout 1, and no gossip slot: it was used in the first) t has a
+   * round with l, which gets the 40. Before the fix t took its digest after the round as l's, and l
+   * waited for the gossip interval (an hour here; in StatusPageBrowserTest's CI failure five
+   * minutes, past its wait).
+   */
+  @Test
+  void aRoundBesideAnotherDoesNotPassForAllThePeerNeeds() throws Exception {
+    try (ClusterAgents c = new ClusterAgents(dir)) {
+      int p0 = AgentCluster.clusterPort("127.0.0.1");
+      String seeds = "127.0.0.1:" + p0;
+      List<ReplicaAgent> as = new ArrayList<>();
+      for (String node : List.of("t", "s", "l")) {
+        Map<String, String> m =
+            c.config(node, as.isEmpty() ? p0 : AgentCluster.clusterPort("127.0.0.1"), seeds);
+        m.put("repair-interval", "0");
+        m.put("cluster-fanout", "1");
+        m.put("cluster-gossip-interval", "1h");
+        as.add(c.start(m));
+      }
+      ReplicaAgent t = as.get(0);
+      ReplicaAgent s = as.get(1);
+      ReplicaAgent l = as.get(2);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> t.cluster().membership().members().size() == 3);
+      for (int k = 0; k < 40; k++) {
+        s.store().put(b("small-" + k), b("v"));
+      }
+      for (int k = 0; k < 20_000; k++) {
+        l.store().put(b("large-" + k), b("value-" + k));
+      }
+      for (ReplicaAgent a : as) {
+        done(a.cluster().publishNow());
+      }
+      // Interval 1: s and l both differ; one is chosen for that, the other takes the gossip slot,
+      // and the two rounds run side by side. The one with s (40 records) ends first.
+      ClusterTicks.tick(t.cluster());
+      assertThat(t.store().recordCount()).isEqualTo(20_040);
+      assertThat(s.store().recordCount()).isEqualTo(40);
+      assertThat(l.store().recordCount())
+          .as("l's round started before s's records reached t")
+          .isEqualTo(20_000);
+      // Intervals 2 and 3: s and l are tried in turn (fanout 1, the one tried longest ago first).
+      ClusterTicks.tick(t.cluster());
+      ClusterTicks.tick(t.cluster());
+      assertThat(l.store().recordCount()).isEqualTo(20_040);
+      assertThat(differingPartitions(t, l)).isEmpty();
+    }
+  }
+
   @Test
   void backgroundRoundsConvergeAndARestartedMemberCatchesUp() throws Exception {
     try (ClusterAgents c = new ClusterAgents(dir)) {
