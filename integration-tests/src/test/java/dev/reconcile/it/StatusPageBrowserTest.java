@@ -209,7 +209,8 @@ class StatusPageBrowserTest {
                 + ", "
                 + fn1.store().recordCount()
                 + ", "
-                + n2.store().recordCount());
+                + n2.store().recordCount(),
+        () -> rounds("n2", n2) + "\n" + rounds("n0", n0));
     browser.get("http://127.0.0.1:" + n0.httpPort() + "/ui"); // the token stays for the session
     waiting()
         .until(
@@ -232,18 +233,53 @@ class StatusPageBrowserTest {
    * s on a loaded machine, see ClusterScenario's notes on joins and merges), then repairs.
    */
   private static void waitFor(
-      java.util.concurrent.Callable<Boolean> c, java.util.function.Supplier<String> what)
+      java.util.concurrent.Callable<Boolean> c,
+      java.util.function.Supplier<String> what,
+      java.util.function.Supplier<String> diagnosis)
       throws Exception {
     long t0 = System.nanoTime();
     long deadline = t0 + 60_000_000_000L;
     while (!c.call()) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after 60 s waiting for " + what.get());
+        throw new AssertionError(
+            "timed out after 60 s waiting for " + what.get() + "\n" + diagnosis.get());
       }
       Thread.sleep(100);
     }
     System.out.printf(
         "StatusPageBrowserTest: %s after %d ms%n",
         what.get(), (System.nanoTime() - t0) / 1_000_000);
+  }
+
+  /**
+   * What {@code a} knows when a wait times out, for the failure message: its last round with each
+   * peer and its cluster view (members, their digests, its recent rounds).
+   */
+  private static String rounds(String name, ReplicaAgent a) {
+    StringBuilder b = new StringBuilder(name).append(": last rounds");
+    a.lastReports()
+        .forEach(
+            (peer, r) ->
+                b.append(' ')
+                    .append(peer)
+                    .append(r.ok ? " ok" : " failed (" + r.error + ")")
+                    .append(" sent ")
+                    .append(r.recordsSent)
+                    .append(" received ")
+                    .append(r.recordsReceived)
+                    .append(';'));
+    try {
+      b.append(" cluster view ")
+          .append(
+              a.cluster()
+                  .view(10)
+                  .toCompletionStage()
+                  .toCompletableFuture()
+                  .get(5, java.util.concurrent.TimeUnit.SECONDS)
+                  .encode());
+    } catch (Exception e) {
+      b.append(" cluster view unavailable: ").append(e);
+    }
+    return b.toString();
   }
 }
