@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
@@ -30,8 +31,6 @@ import org.rocksdb.Slice;
  * maintained state, and the digest index for membership and sorted cursors.
  */
 final class StoreSketches implements PartitionSketches {
-  private final java.util.concurrent.atomic.AtomicLong changes =
-      new java.util.concurrent.atomic.AtomicLong();
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   private final StoreDb s;
@@ -43,6 +42,7 @@ final class StoreSketches implements PartitionSketches {
   private final double rebuildKeysPerSecond;
   private final long rebuildCpuMillis;
   private final double rebuildKeysPerCpuSecond;
+  private final AtomicLong changes = new AtomicLong(); // see changes()
 
   /**
    * Scans the digest index: fresh sketches (none when the store keeps none) and the record count.
