@@ -282,7 +282,12 @@ public final class ClusterMode {
             rep ->
                 vertx
                     .executeBlocking(
-                        () -> settled(changesAtStart, rep, ownDigest(), agent.store()), false)
+                        () -> {
+                          PartitionDigest after = ownDigest(); // before the count: see settled
+                          long changesAtEnd = agent.store().sketchChanges();
+                          return settled(rep, changesAtEnd - changesAtStart, after);
+                        },
+                        false)
                     .map(
                         after -> {
                           record(m, reason, rep, seqAtStart, after);
@@ -292,18 +297,17 @@ public final class ClusterMode {
 
   /**
    * This agent's digest {@code after} a round, as what the peer holds too; null when the round
-   * cannot vouch for it: something besides the round changed this store while it ran (another round
-   * of the same interval, a client write, a purge), so the peer may lack part of it. The digest is
-   * read before the count ({@link ReplicaStore#sketchChanges}): a change it shows is counted. With
-   * null the peer's unchanged entry is not taken as merely stale, and the next interval has a round
-   * with it (nothing to move if it did have everything). Taking the digest as it stood after a
-   * round that ran beside a round with another member hid a real difference until the gossip
-   * interval (a new member pulled 40 records from one peer while its round with another ran, and
-   * that peer never got them).
+   * cannot vouch for it: the store's sketches took {@code changed} changes while it ran, and a
+   * count other than the records the round applied means something besides it changed this store
+   * (another round of the same interval, a client write, a purge), so the peer may lack part of it.
+   * The digest is read before the count ({@link ReplicaStore#sketchChanges}): a change it shows is
+   * counted. With null the peer's unchanged entry is not taken as merely stale, and the next
+   * interval has a round with it (nothing to move if it did have everything). Taking the digest as
+   * it stood after a round that ran beside a round with another member hid a real difference until
+   * the gossip interval (a new member pulled 40 records from one peer while its round with another
+   * ran, and that peer never got them).
    */
-  static PartitionDigest settled(
-      long changesAtStart, RoundReport rep, PartitionDigest after, ReplicaStore store) {
-    long changed = store.sketchChanges() - changesAtStart;
+  static PartitionDigest settled(RoundReport rep, long changed, PartitionDigest after) {
     return rep.ok && changed == rep.applied ? after : null;
   }
 

@@ -75,6 +75,12 @@ class ClusterModeTest {
    * ticks them; returns once n0 sees them all.
    */
   static List<ReplicaAgent> startTicked(ClusterAgents c, int count) throws Exception {
+    return startTicked(c, count, Map.of());
+  }
+
+  /** {@link #startTicked(ClusterAgents, int)} with {@code settings} added to every agent's. */
+  static List<ReplicaAgent> startTicked(ClusterAgents c, int count, Map<String, String> settings)
+      throws Exception {
     int p0 = AgentCluster.clusterPort("127.0.0.1");
     String seeds = "127.0.0.1:" + p0;
     List<ReplicaAgent> as = new ArrayList<>();
@@ -82,6 +88,7 @@ class ClusterModeTest {
       Map<String, String> m =
           c.config("n" + i, i == 0 ? p0 : AgentCluster.clusterPort("127.0.0.1"), seeds);
       m.put("repair-interval", "0");
+      m.putAll(settings);
       as.add(c.start(m));
     }
     ReplicaAgent n0 = as.get(0);
@@ -256,23 +263,11 @@ class ClusterModeTest {
   @Test
   void aRoundBesideAnotherDoesNotPassForAllThePeerNeeds() throws Exception {
     try (ClusterAgents c = new ClusterAgents(dir)) {
-      int p0 = AgentCluster.clusterPort("127.0.0.1");
-      String seeds = "127.0.0.1:" + p0;
-      List<ReplicaAgent> as = new ArrayList<>();
-      for (String node : List.of("t", "s", "l")) {
-        Map<String, String> m =
-            c.config(node, as.isEmpty() ? p0 : AgentCluster.clusterPort("127.0.0.1"), seeds);
-        m.put("repair-interval", "0");
-        m.put("cluster-fanout", "1");
-        m.put("cluster-gossip-interval", "1h");
-        as.add(c.start(m));
-      }
+      List<ReplicaAgent> as =
+          startTicked(c, 3, Map.of("cluster-fanout", "1", "cluster-gossip-interval", "1h"));
       ReplicaAgent t = as.get(0);
       ReplicaAgent s = as.get(1);
       ReplicaAgent l = as.get(2);
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> t.cluster().membership().members().size() == 3);
       for (int k = 0; k < 40; k++) {
         s.store().put(b("small-" + k), b("v"));
       }
