@@ -3,6 +3,7 @@ package dev.reconcile.agent.store;
 import static dev.reconcile.agent.store.StoreDb.longBytes;
 
 import dev.reconcile.core.ApplyOutcome;
+import dev.reconcile.core.ProtocolException;
 import dev.reconcile.core.RecordRow;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
@@ -15,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.CompressionType;
 import org.rocksdb.EnvOptions;
@@ -46,11 +46,12 @@ import org.rocksdb.WriteOptions;
  * have written:
  *
  * <ol>
- *   <li>the records are held back until they reach {@link #MIN_INGEST_BYTES} (a chunk that ends
- *       smaller is applied through {@code apply} instead); from then on each record is encoded
- *       ({@link RecordCodec}) and appended to an {@link SstFileWriter} for the records family as it
- *       arrives; its element and key stay in memory (about 8 B + the key per record, at most {@link
- *       #CHUNK_RECORDS} records per chunk);
+ *   <li>the records come as checked rows in the stored layout ({@link RowBatches.Rows}; records
+ *       sent as objects are encoded into such rows first); they are held back until they reach
+ *       {@link #MIN_INGEST_BYTES} (a chunk that ends smaller is applied through {@code apply}
+ *       instead); from then on each row is appended to an {@link SstFileWriter} for the records
+ *       family as it arrives, as it came; its element and key stay in memory (about 8 B + the key
+ *       per record, at most {@link #CHUNK_RECORDS} records per chunk);
  *   <li>at the end of the chunk its digest rows are sorted into a second file;
  *   <li>under the writer lock: one iterator seek checks that [first, last] holds no record; a
  *       synced marker ({@code meta} row {@code ingest}: first and last row) is written; the records
@@ -67,12 +68,12 @@ import org.rocksdb.WriteOptions;
  *
  * RocksJava (10.10) ingests into one column family per call; the C++ API's atomic multi-family
  * {@code IngestExternalFiles} is not exposed. Between the two calls the store holds records without
- * index rows, hence the marker. A failed ingest is undone at once ({@link #undo}: the records in
- * [first, last] deleted, the digest rows of those keys deleted, the marker removed); a crash leaves
- * the marker, and the next writable open ({@link #recover}) does the same undo before the sketches
- * are rebuilt. Either way the chunk's records are absent, as before the load, and the next round
- * streams them again. An undo that fails itself leaves the marker and makes the store refuse writes
- * until it is reopened ({@link StoreDb#markUnwritable}).
+ * index rows, hence the marker. A failed ingest is undone at once ({@link IngestMarker#undo}: the
+ * records in [first, last] deleted, the digest rows of those keys deleted, the marker removed); a
+ * crash leaves the marker, and the next writable open ({@link IngestMarker#recover}) does the same
+ * undo before the sketches are rebuilt. Either way the chunk's records are absent, as before the
+ * load, and the next round streams them again. An undo that fails itself leaves the marker and
+ * makes the store refuse writes until it is reopened ({@link StoreDb#markUnwritable}).
  *
  * <p>Visibility: records are visible, and in the sketches, once their chunk is ingested, at the
  * latest at {@link #finish}; {@link #close} without {@code finish} drops the chunk being written.
@@ -92,9 +93,6 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
    * should not each pay that.
    */
   static final long MIN_INGEST_BYTES = 1L << 20;
-
-  /** The {@code meta} row naming a chunk being ingested: first row length, first row, last row. */
-  static final byte[] MARKER = StoreDb.ascii("ingest");
 
   /** Folder of the table files being written, under the store's data folder. */
   static final String FOLDER = "ingest";
@@ -125,15 +123,8 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private final EnvOptions envOptions;
 
   // The chunk being written: held back in memory until it reaches minIngestBytes, then a file.
-  /**
-   * A held-back record: as it came, or row {@code index} of checked rows (not decoded) with its
-   * key, copied once.
-   */
-  private record Held(ReplicaRecord record, RowBatches.Rows rows, int index, byte[] key) {
-    ReplicaRecord toRecord() {
-      return record != null ? record : rows.record(index);
-    }
-  }
+  /** A held-back row: row {@code index} of checked rows (not decoded), its key copied once. */
+  private record Held(RowBatches.Rows rows, int index, byte[] key) {}
 
   private final List<Held> pending = new ArrayList<>();
   private long pendingBytes;
@@ -186,51 +177,33 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     this.envOptions = new EnvOptions();
   }
 
+  /**
+   * Records as a peer without row batches sends them: encoded as the rows of one batch ({@link
+   * RowBatches.Builder}, checked by {@link RowBatches#read} as a received batch would be) and taken
+   * by {@link #addRows}, so that both forms go one way into the table file.
+   */
   @Override
   public ApplyOutcome add(List<ReplicaRecord> records) {
-    s.lifecycle.readLock().lock();
-    try {
-      s.checkWritable();
-      checkNotClosed();
-      if (applying) {
-        return writer.apply(records);
-      }
-      graceCutoffMillis = writer.graceCutoffMillis(clock.wallMillis());
-      ApplyOutcome visible = ApplyOutcome.EMPTY;
-      for (int i = 0; i < records.size(); i++) {
-        ReplicaRecord r = records.get(i);
-        long keyHash = s.spec.keyHash(r.key());
-        if (s.partitionOf(keyHash) != partition) {
-          throw notThisPartition(r.key(), keyHash);
-        }
-        if (lastKey != null && Arrays.compareUnsigned(r.key(), lastKey) <= 0) {
-          // Out of order: what came so far is one chunk, the rest is applied.
-          visible = visible.plus(endChunk());
-          applying = true;
-          return visible.plus(writer.apply(records.subList(i, records.size())));
-        }
-        if (n == chunkRecords) {
-          visible = visible.plus(endChunk());
-        }
-        if (file == null && pendingBytes < minIngestBytes) {
-          // Too few bytes yet to pay for two table files and their syncs: held back.
-          lastKey = r.key();
-          pending.add(new Held(r, null, 0, null));
-          pendingBytes += r.key().length + r.value().length;
-          if (pendingBytes >= minIngestBytes) {
-            spillPending();
-          }
-          continue;
-        }
-        take(r, keyHash);
-      }
-      return visible;
-    } catch (RocksDBException e) {
-      throw new StoreException(
-          "writing the table file of partition " + partition + " failed: " + e.getMessage(), e);
-    } finally {
-      s.lifecycle.readLock().unlock();
+    checkNotClosed();
+    if (applying || records.isEmpty()) {
+      return addRows(null, records);
     }
+    RowBatches.Builder b = new RowBatches.Builder(s.spec, 0);
+    for (ReplicaRecord r : records) {
+      long keyHash = s.spec.keyHash(r.key());
+      if (s.partitionOf(keyHash) != partition) {
+        throw notThisPartition(r.key(), keyHash);
+      }
+      b.add(r);
+    }
+    RowBatches.Rows rows;
+    try {
+      rows =
+          RowBatches.read(b.build(partition, 0), records.size(), s.spec, s.params.partitionsLog2());
+    } catch (ProtocolException e) {
+      throw new IllegalArgumentException("records not storable as rows: " + e.getMessage(), e);
+    }
+    return addRows(rows, records);
   }
 
   /**
@@ -240,12 +213,20 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
    */
   @Override
   public ApplyOutcome addRows(RowBatches.Rows rows) {
+    return addRows(rows, null);
+  }
+
+  /**
+   * {@link #addRows}; {@code records}, when not null, are the same rows as records (what {@code
+   * apply} takes after a row out of order), and {@code rows} may then be null if they are.
+   */
+  private ApplyOutcome addRows(RowBatches.Rows rows, List<ReplicaRecord> records) {
     s.lifecycle.readLock().lock();
     try {
       s.checkWritable();
       checkNotClosed();
-      if (applying) {
-        return writer.apply(rows.records());
+      if (applying || rows == null) {
+        return writer.apply(records != null ? records : rows.records());
       }
       graceCutoffMillis = writer.graceCutoffMillis(clock.wallMillis());
       ApplyOutcome visible = ApplyOutcome.EMPTY;
@@ -262,9 +243,14 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           // Out of order: what came so far is one chunk, the rest is applied.
           visible = visible.plus(endChunk());
           applying = true;
-          List<ReplicaRecord> rest = new ArrayList<>(rows.size() - i);
-          for (int j = i; j < rows.size(); j++) {
-            rest.add(rows.record(j));
+          List<ReplicaRecord> rest;
+          if (records != null) {
+            rest = records.subList(i, records.size());
+          } else {
+            rest = new ArrayList<>(rows.size() - i);
+            for (int j = i; j < rows.size(); j++) {
+              rest.add(rows.record(j));
+            }
           }
           return visible.plus(writer.apply(rest));
         }
@@ -290,7 +276,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       return false;
     }
     lastKey = rows.key(i);
-    pending.add(new Held(null, rows, i, lastKey));
+    pending.add(new Held(rows, i, lastKey));
     pendingBytes += rows.keyLength(i) + rows.rowLength(i) - RecordRow.OVERHEAD;
     if (pendingBytes >= minIngestBytes) {
       spillPending();
@@ -335,11 +321,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   /** The held-back records are enough for a table file: they start it. */
   private void spillPending() throws RocksDBException {
     for (Held h : pending) {
-      if (h.record() != null) {
-        take(h.record(), s.spec.keyHash(h.record().key()));
-      } else {
-        takeRow(h.rows(), h.index(), h.key());
-      }
+      takeRow(h.rows(), h.index(), h.key());
     }
     pending.clear();
     pendingBytes = 0;
@@ -349,7 +331,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private ApplyOutcome applyPending() {
     List<ReplicaRecord> records = new ArrayList<>(pending.size());
     for (Held h : pending) {
-      records.add(h.toRecord());
+      records.add(h.rows().record(h.index()));
     }
     ApplyOutcome out = writer.applyAll(records);
     pending.clear();
@@ -357,20 +339,9 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     return out;
   }
 
-  private void take(ReplicaRecord r, long keyHash) throws RocksDBException {
-    if (expired(r.key(), r.version(), r.tombstone())) {
-      return;
-    }
-    long valueHash = s.spec.valueHash(r.value());
-    valueBuffer = fit(valueBuffer, RecordCodec.OVERHEAD + r.value().length);
-    RecordCodec.encode(
-        valueBuffer, r.key(), r.version(), r.origin(), r.tombstone(), valueHash, r.value());
-    append(r.key(), keyHash, r.version(), r.origin(), r.tombstone(), valueHash);
-  }
-
   /**
-   * {@link #take} of row {@code i} of checked rows: the row is written as it came (it is the stored
-   * layout, its CRC and value hash checked by {@code RowBatches.read}), not re-encoded.
+   * Row {@code i} of checked rows into the table file: written as it came (it is the stored layout,
+   * its CRC and value hash checked by {@code RowBatches.read}), not re-encoded.
    */
   private void takeRow(RowBatches.Rows rows, int i, byte[] key) throws RocksDBException {
     byte[] a = rows.array();
@@ -508,7 +479,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       try (WriteOptions synced = new WriteOptions().setSync(true);
           IngestExternalFileOptions io =
               new IngestExternalFileOptions().setMoveFiles(true).setAllowGlobalSeqNo(true)) {
-        s.db.put(s.meta, synced, MARKER, marker(firstRow, lastRow));
+        s.db.put(s.meta, synced, IngestMarker.ROW, IngestMarker.of(firstRow, lastRow));
         try {
           s.hooks.ingestStep(1);
           s.db.ingestExternalFile(s.records, List.of(recordsFile.toString()), io);
@@ -517,7 +488,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           s.hooks.ingestStep(3);
           try (WriteBatch done = new WriteBatch()) {
             clock.observe(observed);
-            done.delete(s.meta, MARKER);
+            done.delete(s.meta, IngestMarker.ROW);
             done.put(s.meta, StoreMeta.CLOCK, longBytes(clock.last()));
             s.db.write(s.writeOptions, done);
           }
@@ -535,7 +506,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
 
   private void undoAfterFailure(Exception cause) {
     try {
-      undo(s, partition, firstRow, RecordKeys.of(partition, lastKey));
+      IngestMarker.undo(s, partition, firstRow, RecordKeys.of(partition, lastKey));
     } catch (RocksDBException | RuntimeException e) {
       cause.addSuppressed(e);
       s.markUnwritable(
@@ -653,101 +624,6 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       } catch (IOException e) {
         // a leftover file is removed at the next open (recover)
       }
-    }
-  }
-
-  // ------------------------------------------------------------------------- marker and recovery
-
-  static byte[] marker(byte[] first, byte[] last) {
-    byte[] out = new byte[4 + first.length + last.length];
-    RecordCodec.putInt(out, 0, first.length);
-    System.arraycopy(first, 0, out, 4, first.length);
-    System.arraycopy(last, 0, out, 4 + first.length, last.length);
-    return out;
-  }
-
-  /**
-   * At a writable open, before the sketches are rebuilt: undoes the chunk a crash left half
-   * ingested (the marker names it) and removes leftover table files. Returns the partition undone,
-   * or -1.
-   *
-   * @throws StoreException when the marker is malformed or the undo fails
-   */
-  static int recover(StoreDb s) {
-    try {
-      if (!s.options.readOnly()) {
-        deleteFolder(s.options.dataDir().resolve(FOLDER));
-      }
-      byte[] m = s.db.get(s.meta, MARKER);
-      if (m == null) {
-        return -1;
-      }
-      if (s.options.readOnly()) {
-        throw new StoreException(
-            "store at "
-                + s.options.dataDir()
-                + " holds a partition ingest that a crash interrupted; open it writable once"
-                + " to undo it");
-      }
-      int firstLength = m.length < 4 ? -1 : RecordCodec.getInt(m, 0);
-      if (firstLength < RecordKeys.PREFIX || m.length < 4 + firstLength + RecordKeys.PREFIX) {
-        throw new StoreException.Corrupt(
-            "ingest marker of " + m.length + " bytes does not hold two record rows");
-      }
-      byte[] first = Arrays.copyOfRange(m, 4, 4 + firstLength);
-      byte[] last = Arrays.copyOfRange(m, 4 + firstLength, m.length);
-      int p = RecordKeys.partition(first);
-      if (p != RecordKeys.partition(last) || Arrays.compareUnsigned(first, last) > 0) {
-        throw new StoreException.Corrupt("ingest marker names no range of one partition");
-      }
-      undo(s, p, first, last);
-      return p;
-    } catch (RocksDBException e) {
-      throw new StoreException(
-          "cannot undo the interrupted partition ingest of the store at "
-              + s.options.dataDir()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-  }
-
-  /**
-   * Deletes the records in [first, last] of {@code partition} and the digest rows of their keys,
-   * then the marker, in one synced write batch. Used only when the range held no record before the
-   * ingest began, so nothing else is deleted.
-   */
-  static void undo(StoreDb s, int partition, byte[] first, byte[] last) throws RocksDBException {
-    try (WriteBatch b = new WriteBatch();
-        WriteOptions synced = new WriteOptions().setSync(true)) {
-      byte[] end = Arrays.copyOf(last, last.length + 1); // the row just after last
-      b.deleteRange(s.records, first, end);
-      try (ReadOptions ro = DigestKeys.scanOptions();
-          RocksIterator it = s.db.newIterator(s.digests, ro)) {
-        byte[] start = DigestKeys.partitionStart(partition);
-        for (it.seek(start); it.isValid() && DigestKeys.startsWith(it.key(), start); it.next()) {
-          byte[] row = RecordKeys.of(partition, DigestKeys.key(it.key()));
-          if (Arrays.compareUnsigned(row, first) >= 0 && Arrays.compareUnsigned(row, last) <= 0) {
-            b.delete(s.digests, it.key());
-          }
-        }
-        it.status();
-      }
-      b.delete(s.meta, MARKER);
-      s.db.write(synced, b);
-    }
-  }
-
-  private static void deleteFolder(Path dir) {
-    if (!Files.isDirectory(dir)) {
-      return;
-    }
-    try (Stream<Path> files = Files.list(dir)) {
-      for (Path f : (Iterable<Path>) files::iterator) {
-        Files.deleteIfExists(f);
-      }
-    } catch (IOException e) {
-      throw new StoreException("cannot remove leftover ingest files in " + dir, e);
     }
   }
 }

@@ -105,7 +105,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     try {
       this.meta = new StoreMeta(s);
       meta.initializeOrCheck(options.dataDir().toAbsolutePath(), clock);
-      this.recoveredIngest = PartitionIngest.recover(s);
+      this.recoveredIngest = IngestMarker.recover(s);
       this.sketches = new StoreSketches(s);
       this.writer = new RecordWriter(s, sketches, clock, origin);
     } catch (RuntimeException e) {
