@@ -190,10 +190,6 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     }
     RowBatches.Builder b = new RowBatches.Builder(s.spec, 0);
     for (ReplicaRecord r : records) {
-      long keyHash = s.spec.keyHash(r.key());
-      if (s.partitionOf(keyHash) != partition) {
-        throw notThisPartition(r.key(), keyHash);
-      }
       b.add(r);
     }
     RowBatches.Rows rows;
@@ -201,6 +197,12 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       rows =
           RowBatches.read(b.build(partition, 0), records.size(), s.spec, s.params.partitionsLog2());
     } catch (ProtocolException e) {
+      for (ReplicaRecord r : records) {
+        long keyHash = s.spec.keyHash(r.key());
+        if (s.partitionOf(keyHash) != partition) {
+          throw notThisPartition(r.key(), keyHash);
+        }
+      }
       throw new IllegalArgumentException("records not storable as rows: " + e.getMessage(), e);
     }
     return addRows(rows, records);
