@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -34,14 +35,19 @@ class ShadedJarIT {
   private record Proc(int status, String out, String err) {}
 
   private Proc exec(List<String> cmd) throws Exception {
+    return exec(cmd, Map.of());
+  }
+
+  private Proc exec(List<String> cmd, Map<String, String> env) throws Exception {
     Path out = dir.resolve("stdout");
     Path err = dir.resolve("stderr");
-    Process p =
+    ProcessBuilder pb =
         new ProcessBuilder(cmd)
             .directory(dir.toFile())
             .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
+            .redirectError(err.toFile());
+    pb.environment().putAll(env);
+    Process p = pb.start();
     assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("%s finished", cmd).isTrue();
     return new Proc(
         p.exitValue(),
@@ -157,6 +163,35 @@ class ShadedJarIT {
           .as("Netty JFR event classes loaded")
           .isEqualTo(asked);
     }
+  }
+
+  /**
+   * {@code bin/reconcile} extracts RocksDB's JNI library once per jar beside it, and a process that
+   * opens a store (the demo's two agents) loads it from there, not from a copy in {@code
+   * java.io.tmpdir} (which a killed process leaves behind).
+   */
+  @Test
+  void launcherLoadsRocksDbsLibraryFromBesideTheJar() throws Exception {
+    Path tmp = Files.createDirectories(dir.resolve("tmp"));
+    Path log = dir.resolve("library.log");
+    Proc p =
+        exec(
+            List.of(
+                LAUNCHER.toString(),
+                "demo",
+                "--keys",
+                "200",
+                "--dir",
+                dir.resolve("demo").toString()),
+            Map.of("JAVA_OPTS", "-Xlog:library=info:file=" + log + " -Djava.io.tmpdir=" + tmp));
+    assertThat(p.status()).as(p.err()).isZero();
+    assertThat(p.out()).contains("replicas MATCH");
+    Path lib = JAR.toRealPath().getParent().resolve("native").resolve("librocksdbjni-linux64.so");
+    assertThat(lib).isRegularFile();
+    assertThat(Files.getLastModifiedTime(lib)).isGreaterThan(Files.getLastModifiedTime(JAR));
+    assertThat(Files.readString(log, StandardCharsets.UTF_8))
+        .contains("Loaded library " + lib + ",")
+        .doesNotContain("Loaded library " + tmp);
   }
 
   @Test

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -127,6 +128,12 @@ class AgentImageScriptTest {
                   HttpResponse.BodyHandlers.ofString());
       assertThat(r.statusCode()).isEqualTo(200);
       assertThat(r.body()).contains("\"nodeId\" : \"a\"").contains("127.0.0.27:" + clusterPort);
+      // The store is open: RocksJava found its library in /usr/lib, it put no copy in /tmp.
+      assertThat(root.resolve("usr/lib/librocksdbjni-linux64.so")).isRegularFile();
+      try (Stream<Path> inTmp = Files.list(root.resolve("tmp"))) {
+        assertThat(inTmp.map(f -> f.getFileName().toString()))
+            .noneMatch(f -> f.startsWith("librocksdbjni"));
+      }
     } finally {
       agent.destroy();
       if (!agent.waitFor(30, TimeUnit.SECONDS)) {
