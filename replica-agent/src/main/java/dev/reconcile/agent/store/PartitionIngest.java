@@ -188,7 +188,11 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     if (applying || records.isEmpty()) {
       return addRows(null, records);
     }
-    RowBatches.Builder b = new RowBatches.Builder(s.spec, 0);
+    long bytes = 0;
+    for (ReplicaRecord r : records) {
+      bytes += 10 + r.key().length + RecordRow.length(r.value().length);
+    }
+    RowBatches.Builder b = new RowBatches.Builder(s.spec, (int) Math.min(bytes, 1 << 30));
     for (ReplicaRecord r : records) {
       b.add(r);
     }
@@ -219,8 +223,9 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   }
 
   /**
-   * {@link #addRows}; {@code records}, when not null, are the same rows as records (what {@code
-   * apply} takes after a row out of order), and {@code rows} may then be null if they are.
+   * {@link #addRows}. {@code records}: the same rows as records when they came so (what {@code
+   * apply} then takes after a row out of order), else null. {@code rows} null: {@code records} are
+   * applied as they are (the load is past a row out of order, or there are none).
    */
   private ApplyOutcome addRows(RowBatches.Rows rows, List<ReplicaRecord> records) {
     s.lifecycle.readLock().lock();
