@@ -26,6 +26,12 @@ final class IngestMarker {
   /** The {@code meta} row naming a chunk being ingested. */
   static final byte[] ROW = StoreDb.ascii("ingest");
 
+  /**
+   * Folder of the table files a load writes, under the store's data folder; what a crash leaves in
+   * it is removed at the next writable open ({@link #recover}).
+   */
+  static final String FOLDER = "ingest";
+
   private IngestMarker() {}
 
   /** The marker's value for the rows [first, last]. */
@@ -47,7 +53,7 @@ final class IngestMarker {
   static int recover(StoreDb s) {
     try {
       if (!s.options.readOnly()) {
-        deleteFolder(s.options.dataDir().resolve(PartitionIngest.FOLDER));
+        deleteFolder(s.options.dataDir().resolve(FOLDER));
       }
       byte[] m = s.db.get(s.meta, ROW);
       if (m == null) {

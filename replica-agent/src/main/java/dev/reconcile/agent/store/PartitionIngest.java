@@ -94,9 +94,6 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
    */
   static final long MIN_INGEST_BYTES = 1L << 20;
 
-  /** Folder of the table files being written, under the store's data folder. */
-  static final String FOLDER = "ingest";
-
   private static final AtomicLong FILES = new AtomicLong();
 
   /**
@@ -606,7 +603,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   }
 
   private Path newFile(String what) {
-    Path dir = s.options.dataDir().resolve(FOLDER);
+    Path dir = s.options.dataDir().resolve(IngestMarker.FOLDER);
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {

@@ -284,7 +284,7 @@ final class PartitionIngestTest {
       assertSameAsApplied(s, records);
       assertThat(s.stats().appliedRecords()).isEqualTo(records.size());
       assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
-      assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+      assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
     }
     try (ReplicaStore s = open(dir)) {
       assertThat(s.recoveredIngest()).isEqualTo(-1);
@@ -353,7 +353,7 @@ final class PartitionIngestTest {
       }
       assertThat(s.recordCount()).isZero();
       assertThat(contents(s)).isEmpty();
-      assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+      assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
       assertThat(s.selfCheck().ok()).isTrue();
     }
   }
@@ -513,7 +513,7 @@ final class PartitionIngestTest {
         assertThat(s.recoveredIngest()).as("step %d", step).isEqualTo(P);
         assertThat(contents(s)).isEqualTo(before);
         assertThat(s.selfCheck().ok()).isTrue();
-        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
       }
       try (ReplicaStore s = open(dir)) {
         assertThat(s.recoveredIngest()).isEqualTo(-1);
@@ -568,7 +568,7 @@ final class PartitionIngestTest {
         ApplyOutcome taken = loadInBatches(load, records, 70);
         assertThat(taken.total()).isZero();
         assertThat(s.recordCount()).isZero();
-        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
         outcome = taken.plus(load.finish());
       }
       assertThat(outcome.applied()).isEqualTo(records.size());
@@ -595,14 +595,14 @@ final class PartitionIngestTest {
       ApplyOutcome outcome;
       try (RecordStore.PartitionLoad load = s.load(P, PartitionIngest.CHUNK_RECORDS, threshold)) {
         outcome = load.add(records.subList(0, below));
-        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
         outcome = outcome.plus(load.add(records.subList(below, records.size())));
-        assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isEqualTo(1);
+        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isEqualTo(1);
         assertThat(s.recordCount()).isZero();
         outcome = outcome.plus(load.finish());
       }
       assertThat(outcome.applied()).isEqualTo(records.size());
-      assertThat(filesIn(dir.resolve(PartitionIngest.FOLDER))).isZero();
+      assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
       assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
       assertSameAsApplied(s, records);
     }
