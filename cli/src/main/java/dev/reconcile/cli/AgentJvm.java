@@ -1,6 +1,7 @@
 package dev.reconcile.cli;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,6 +14,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 
 /**
  * The JVM options {@code bin/reconcile} gives an agent process, for the tools that start agent
@@ -138,6 +141,48 @@ public final class AgentJvm {
     out.add("-XX:SharedArchiveFile=" + jsa);
     out.addAll(QUIET_CDS);
     return out;
+  }
+
+  /**
+   * The file name of RocksDB's JNI library in the jar for this platform, or empty where it is not
+   * known here (RocksJava then extracts it itself).
+   */
+  static Optional<String> rocksDbLibraryName(String osName, String osArch) {
+    if (!osName.startsWith("Linux")) {
+      return Optional.empty();
+    }
+    return switch (osArch) {
+      case "amd64", "x86_64" -> Optional.of("librocksdbjni-linux64.so");
+      case "aarch64" -> Optional.of("librocksdbjni-linux-aarch64.so");
+      default -> Optional.empty();
+    };
+  }
+
+  /**
+   * Copies RocksDB's JNI library out of {@code jar} into {@code dir} and returns the option that
+   * makes an agent JVM load it from there ({@code -Djava.library.path=DIR}), as {@code
+   * bin/reconcile} does with {@code cli/target/native/}. Without it RocksJava copies the library
+   * (15 MB) into {@code java.io.tmpdir} at every start, and an agent killed with {@code kill -9}
+   * leaves that copy behind (docs/operations.md, "Memory"). Empty when the jar holds no library for
+   * this platform.
+   */
+  public static Optional<String> rocksDbLibraryOption(Path jar, Path dir) throws IOException {
+    Optional<String> name =
+        rocksDbLibraryName(System.getProperty("os.name"), System.getProperty("os.arch"));
+    if (name.isEmpty()) {
+      return Optional.empty();
+    }
+    try (ZipFile z = new ZipFile(jar.toFile())) {
+      ZipEntry e = z.getEntry(name.get());
+      if (e == null) {
+        return Optional.empty();
+      }
+      Files.createDirectories(dir);
+      try (InputStream in = z.getInputStream(e)) {
+        Files.copy(in, dir.resolve(name.get()), StandardCopyOption.REPLACE_EXISTING);
+      }
+    }
+    return Optional.of("-Djava.library.path=" + dir.toAbsolutePath());
   }
 
   /** The options for an agent JVM on this machine, with no other options of the caller's. */

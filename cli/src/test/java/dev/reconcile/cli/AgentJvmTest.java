@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -114,5 +116,43 @@ class AgentJvmTest {
   @Test
   void theYoungGenerationIsFixedWhateverTheKernelOffers() {
     assertThat(AgentJvm.defaultOptions()).contains(AgentJvm.YOUNG_GENERATION);
+  }
+
+  @Test
+  void rocksDbsLibraryNameIsKnownForLinuxOnX86AndArm() {
+    assertThat(AgentJvm.rocksDbLibraryName("Linux", "amd64")).contains("librocksdbjni-linux64.so");
+    assertThat(AgentJvm.rocksDbLibraryName("Linux", "aarch64"))
+        .contains("librocksdbjni-linux-aarch64.so");
+    assertThat(AgentJvm.rocksDbLibraryName("Linux", "ppc64le")).isEmpty();
+    assertThat(AgentJvm.rocksDbLibraryName("Mac OS X", "aarch64")).isEmpty();
+  }
+
+  /** The library is copied byte for byte out of the jar; a jar without it gives no option. */
+  @Test
+  void rocksDbsLibraryIsCopiedOutOfTheJar() throws Exception {
+    String name =
+        AgentJvm.rocksDbLibraryName(System.getProperty("os.name"), System.getProperty("os.arch"))
+            .orElseThrow();
+    byte[] body = new byte[100_000];
+    new java.util.Random(7).nextBytes(body);
+    Path jar = dir.resolve("a.jar");
+    try (ZipOutputStream z = new ZipOutputStream(Files.newOutputStream(jar))) {
+      z.putNextEntry(new ZipEntry("META-INF/MANIFEST.MF"));
+      z.closeEntry();
+      z.putNextEntry(new ZipEntry(name));
+      z.write(body);
+      z.closeEntry();
+    }
+    Path lib = dir.resolve("lib");
+    assertThat(AgentJvm.rocksDbLibraryOption(jar, lib))
+        .contains("-Djava.library.path=" + lib.toAbsolutePath());
+    assertThat(Files.readAllBytes(lib.resolve(name))).isEqualTo(body);
+
+    Path empty = dir.resolve("b.jar");
+    try (ZipOutputStream z = new ZipOutputStream(Files.newOutputStream(empty))) {
+      z.putNextEntry(new ZipEntry("META-INF/MANIFEST.MF"));
+      z.closeEntry();
+    }
+    assertThat(AgentJvm.rocksDbLibraryOption(empty, dir.resolve("none"))).isEmpty();
   }
 }
