@@ -118,6 +118,27 @@ class AgentJvmTest {
     assertThat(AgentJvm.defaultOptions()).contains(AgentJvm.YOUNG_GENERATION);
   }
 
+  /** The launcher extracts the same file, on the same platforms, that process replays copy. */
+  @Test
+  void theLauncherExtractsTheLibraryAgentJvmNames() throws Exception {
+    Path root = Path.of("").toAbsolutePath();
+    while (!Files.exists(root.resolve("bin/reconcile"))) {
+      root = root.getParent();
+    }
+    String script = Files.readString(root.resolve("bin/reconcile"));
+    assertThat(script)
+        .contains(
+            "Linux-x86_64) lib="
+                + AgentJvm.rocksDbLibraryName("Linux", "x86_64").orElseThrow()
+                + " ;;")
+        .contains(
+            "Linux-aarch64) lib="
+                + AgentJvm.rocksDbLibraryName("Linux", "aarch64").orElseThrow()
+                + " ;;")
+        .contains("opts+=(-Djava.library.path=\"$dir")
+        .contains("\nwith_native_library\n");
+  }
+
   @Test
   void rocksDbsLibraryNameIsKnownForLinuxOnX86AndArm() {
     assertThat(AgentJvm.rocksDbLibraryName("Linux", "amd64")).contains("librocksdbjni-linux64.so");
