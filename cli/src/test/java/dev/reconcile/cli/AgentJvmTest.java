@@ -29,11 +29,7 @@ class AgentJvmTest {
 
   @Test
   void theLauncherGivesAnAgentTheSameOptionUnderTheSameCondition() throws Exception {
-    Path root = Path.of("").toAbsolutePath();
-    while (!Files.exists(root.resolve("bin/reconcile"))) {
-      root = root.getParent();
-    }
-    String script = Files.readString(root.resolve("bin/reconcile"));
+    String script = launcher();
     int start = script.indexOf("  agent)");
     String agentCase = script.substring(start, script.indexOf("\n    ;;\n", start));
     assertThat(agentCase)
@@ -121,11 +117,7 @@ class AgentJvmTest {
   /** The launcher extracts the same file, on the same platforms, that process replays copy. */
   @Test
   void theLauncherExtractsTheLibraryAgentJvmNames() throws Exception {
-    Path root = Path.of("").toAbsolutePath();
-    while (!Files.exists(root.resolve("bin/reconcile"))) {
-      root = root.getParent();
-    }
-    String script = Files.readString(root.resolve("bin/reconcile"));
+    String script = launcher();
     assertThat(script)
         .contains(
             "Linux-x86_64) lib="
@@ -175,5 +167,14 @@ class AgentJvmTest {
       z.closeEntry();
     }
     assertThat(AgentJvm.rocksDbLibraryOption(empty, dir.resolve("none"))).isEmpty();
+  }
+
+  /** The text of {@code bin/reconcile}, found above the working directory. */
+  private static String launcher() throws Exception {
+    Path root = Path.of("").toAbsolutePath();
+    while (!Files.exists(root.resolve("bin/reconcile"))) {
+      root = root.getParent();
+    }
+    return Files.readString(root.resolve("bin/reconcile"));
   }
 }
