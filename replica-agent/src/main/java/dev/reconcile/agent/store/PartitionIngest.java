@@ -183,7 +183,8 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   public ApplyOutcome add(List<ReplicaRecord> records) {
     checkNotClosed();
     if (applying || records.isEmpty()) {
-      return addRows(null, records);
+      s.checkWritable();
+      return writer.apply(records);
     }
     long bytes = 0;
     for (ReplicaRecord r : records) {
@@ -206,7 +207,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
       }
       throw new IllegalArgumentException("records not storable as rows: " + e.getMessage(), e);
     }
-    return addRows(rows, records);
+    return addRows(rows);
   }
 
   /**
@@ -216,21 +217,12 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
    */
   @Override
   public ApplyOutcome addRows(RowBatches.Rows rows) {
-    return addRows(rows, null);
-  }
-
-  /**
-   * {@link #addRows}. {@code records}: the same rows as records when they came so (what {@code
-   * apply} then takes after a row out of order), else null. {@code rows} null: {@code records} are
-   * applied as they are (the load is past a row out of order, or there are none).
-   */
-  private ApplyOutcome addRows(RowBatches.Rows rows, List<ReplicaRecord> records) {
     s.lifecycle.readLock().lock();
     try {
       s.checkWritable();
       checkNotClosed();
-      if (applying || rows == null) {
-        return writer.apply(records != null ? records : rows.records());
+      if (applying) {
+        return writer.apply(rows.records());
       }
       graceCutoffMillis = writer.graceCutoffMillis(clock.wallMillis());
       ApplyOutcome visible = ApplyOutcome.EMPTY;
@@ -247,14 +239,9 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           // Out of order: what came so far is one chunk, the rest is applied.
           visible = visible.plus(endChunk());
           applying = true;
-          List<ReplicaRecord> rest;
-          if (records != null) {
-            rest = records.subList(i, records.size());
-          } else {
-            rest = new ArrayList<>(rows.size() - i);
-            for (int j = i; j < rows.size(); j++) {
-              rest.add(rows.record(j));
-            }
+          List<ReplicaRecord> rest = new ArrayList<>(rows.size() - i);
+          for (int j = i; j < rows.size(); j++) {
+            rest.add(rows.record(j));
           }
           return visible.plus(writer.apply(rest));
         }
