@@ -38,6 +38,21 @@ class CatchupBenchTest {
       // Both processes worked during the round: the new one applied, the source read and sent.
       assertThat(Double.parseDouble(t.get("new_cpu_s"))).as(t.toString()).isPositive();
       assertThat(Double.parseDouble(t.get("source_cpu_s"))).as(t.toString()).isPositive();
+      // The split by thread group (Linux): a just-started agent compiles the round's code, and
+      // the groups of live threads add up to no more than the process's own CPU time (which is
+      // counted in 10 ms ticks, hence the margin).
+      double jit = Double.parseDouble(t.get("new_jit_cpu_s"));
+      assertThat(jit).as(t.toString()).isPositive();
+      double groups =
+          jit
+              + Double.parseDouble(t.get("new_gc_cpu_s"))
+              + Double.parseDouble(t.get("new_rocksdb_cpu_s"))
+              + Double.parseDouble(t.get("new_other_cpu_s"));
+      assertThat(groups)
+          .as(t.toString())
+          .isLessThanOrEqualTo(Double.parseDouble(t.get("new_cpu_s")) + 0.05);
+      assertThat(Double.parseDouble(t.get("new_wait_s"))).as(t.toString()).isNotNegative();
+      assertThat(Double.parseDouble(t.get("calibration_core_ms"))).as(t.toString()).isPositive();
     }
     assertThat(trials.stream().map(t -> t.get("value_bytes")).collect(Collectors.toList()))
         .containsExactly("100", "65536");

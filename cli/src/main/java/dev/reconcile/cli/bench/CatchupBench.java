@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +49,13 @@ import java.util.regex.Pattern;
  * then (the new replica's agent stopped) a full scan of the new replica compared record by record
  * (key, value, version, origin, tombstone) with the source, opened read-only, and the record counts
  * equal.
+ *
+ * <p>Where the CPU went (Linux): each trial also splits both agents' CPU from the POST to its reply
+ * by thread group (JIT compilers, garbage collector, RocksDB's threads, the rest) and sums the time
+ * their threads were runnable but waiting for a core ({@link ThreadCpu}); the hypervisor's steal
+ * comes from {@code /proc/stat}. Just before the POST this bench's thread times two fixed pieces of
+ * work in CPU time ({@link CpuCalibration}: {@code calibration_core_ms} in registers, {@code
+ * calibration_memory_ms} through an 8 MB array): how fast the cores were at that moment.
  *
  * <p>With {@code jfrDir} set each agent runs with {@code -XX:StartFlightRecording} (settings {@code
  * jfrSettings}: a name such as {@code profile} or a {@code .jfc} file) and leaves {@code
@@ -126,6 +134,16 @@ public final class CatchupBench {
         "stream_mb_per_s",
         "new_cpu_s",
         "source_cpu_s",
+        "new_jit_cpu_s",
+        "new_gc_cpu_s",
+        "new_rocksdb_cpu_s",
+        "new_other_cpu_s",
+        "new_wait_s",
+        "source_jit_cpu_s",
+        "source_wait_s",
+        "steal_s",
+        "calibration_core_ms",
+        "calibration_memory_ms",
         "correct");
   }
 
@@ -160,6 +178,7 @@ public final class CatchupBench {
               settleSource(c, jvm, source, dir)));
     }
     double payloadMb = (double) c.records() * c.valueBytes() / 1e6;
+    CpuCalibration cpu = new CpuCalibration();
     double[] wall = new double[c.trials()];
     double[] session = new double[c.trials()];
     double[] stream = new double[c.trials()];
@@ -178,6 +197,11 @@ public final class CatchupBench {
         String newNode = "new-" + t; // a warm source meets a new peer in every trial
         JsonNode report;
         long wallNanos;
+        ThreadCpu.Totals dstThreads = null;
+        ThreadCpu.Totals srcThreads = null;
+        double steal = Double.NaN;
+        double calibrationCore;
+        double calibrationMemory;
         boolean sameFingerprints;
         if (warm != null) {
           warm.waitUntilRocksDbIdle();
@@ -185,14 +209,25 @@ public final class CatchupBench {
         try (Agent started = warm == null ? Agent.start(c, jvm, "source", t, source, dir) : null;
             Agent dst = Agent.start(c, jvm, newNode, t, target, dir)) {
           Agent src = warm == null ? started : warm;
+          calibrationCore = cpu.sampleCore();
+          calibrationMemory = cpu.sampleMemory();
           double dstCpu0 = dst.cpuSeconds();
           double srcCpu0 = src.cpuSeconds();
+          Optional<ThreadCpu.Sample> dstThreads0 = ThreadCpu.of(dst.pid());
+          Optional<ThreadCpu.Sample> srcThreads0 = ThreadCpu.of(src.pid());
+          OptionalDouble steal0 = ThreadCpu.steal();
           long w0 = System.nanoTime();
           report =
               dst.post("/repair?peer=" + src.peerHost + ":" + src.peerPort, Duration.ofMinutes(30));
           wallNanos = System.nanoTime() - w0;
           newCpu[t] = dst.cpuSeconds() - dstCpu0;
           sourceCpu[t] = src.cpuSeconds() - srcCpu0;
+          dstThreads = minus(ThreadCpu.of(dst.pid()), dstThreads0);
+          srcThreads = minus(ThreadCpu.of(src.pid()), srcThreads0);
+          OptionalDouble steal1 = ThreadCpu.steal();
+          if (steal0.isPresent() && steal1.isPresent()) {
+            steal = steal1.getAsDouble() - steal0.getAsDouble();
+          }
           if (!report.path("ok").asBoolean(false)) {
             throw new IllegalStateException("catch-up round failed: " + report);
           }
@@ -229,6 +264,16 @@ public final class CatchupBench {
             smbps[t],
             newCpu[t],
             sourceCpu[t],
+            dstThreads == null ? Double.NaN : dstThreads.jitSeconds(),
+            dstThreads == null ? Double.NaN : dstThreads.gcSeconds(),
+            dstThreads == null ? Double.NaN : dstThreads.rocksDbSeconds(),
+            dstThreads == null ? Double.NaN : dstThreads.otherSeconds(),
+            dstThreads == null ? Double.NaN : dstThreads.waitSeconds(),
+            srcThreads == null ? Double.NaN : srcThreads.jitSeconds(),
+            srcThreads == null ? Double.NaN : srcThreads.waitSeconds(),
+            steal,
+            calibrationCore,
+            calibrationMemory,
             ok);
         log.accept(
             String.format(
@@ -277,6 +322,12 @@ public final class CatchupBench {
         Medians.of(smbps),
         Medians.of(newCpu),
         Medians.of(sourceCpu));
+  }
+
+  /** What each thread group used between two samples; null when either is missing. */
+  private static ThreadCpu.Totals minus(
+      Optional<ThreadCpu.Sample> after, Optional<ThreadCpu.Sample> before) {
+    return after.isPresent() && before.isPresent() ? after.get().minus(before.get()) : null;
   }
 
   /**
@@ -494,6 +545,10 @@ public final class CatchupBench {
         }
       }
       return false;
+    }
+
+    long pid() {
+      return process.pid();
     }
 
     /** CPU seconds the process has used so far (all threads, user and system). */
