@@ -26,8 +26,21 @@ class CatchupBenchTest {
   @Test
   void aCatchUpOfAgentProcessesIsTimedAndComparedRecordByRecord() throws Exception {
     Path out = dir.resolve("out");
-    bench(
-        out, "--catchup-trials", "1", "--catchup-records", "3000", "--catchup-large-records", "24");
+    String log =
+        bench(
+            out,
+            "--catchup-trials",
+            "1",
+            "--catchup-records",
+            "3000",
+            "--catchup-large-records",
+            "24");
+    // The agents load RocksDB's library from one copy in the work folder, as bin/reconcile's do
+    // from one beside the jar, not each from its own copy in /tmp.
+    assertThat(log)
+        .contains(
+            "-Djava.library.path="
+                + out.resolve("work").resolve("catchup-100").resolve("native").toAbsolutePath());
 
     List<Map<String, String>> trials = Csv.read(out.resolve("catchup-trials.csv"));
     assertThat(trials).hasSize(2);

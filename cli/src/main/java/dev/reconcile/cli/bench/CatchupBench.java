@@ -158,6 +158,9 @@ public final class CatchupBench {
             "catchup: source of %,d records x %,d B written in %.1f s",
             c.records(), c.valueBytes(), (System.nanoTime() - t0) / 1e9));
     List<String> jvm = new ArrayList<>(Agent.jvmOptions(c));
+    // RocksDB's JNI library from one copy in the work folder, as bin/reconcile gives an agent one
+    // beside the jar (not a copy per agent process in /tmp; removed with the folder).
+    AgentJvm.rocksDbLibraryOption(c.jar(), dir.resolve("native")).ifPresent(jvm::add);
     if (c.classArchive()) {
       jvm.addAll(classArchive(c, jvm, log));
     }
