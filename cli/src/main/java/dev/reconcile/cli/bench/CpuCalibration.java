@@ -14,8 +14,9 @@ import java.util.Arrays;
  * hypervisor reports no steal; run beside each timed trial, this tells a slow trial of slow code
  * from a trial on a slow machine.
  *
- * <p>Each {@link #sample} runs the work {@link #RUNS} times and returns the median in milliseconds;
- * the constructor runs it until the JIT has compiled it.
+ * <p>Each sample runs its work {@link #RUNS} times and returns the median in milliseconds; the
+ * constructor runs both a few times first, until the JIT has compiled them (each is one long loop,
+ * compiled on the stack in its first run).
  */
 final class CpuCalibration {
   static final int RUNS = 5;
@@ -32,7 +33,7 @@ final class CpuCalibration {
       x ^= x << 17;
       table[i] = x;
     }
-    for (int i = 0; i < 30; i++) {
+    for (int i = 0; i < 3; i++) {
       memoryWork();
       coreWork();
     }
