@@ -189,16 +189,30 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     if (!s.options.ingestBulk() || s.options.readOnly()) {
       return RecordStore.super.load(partition);
     }
-    return load(partition, PartitionIngest.CHUNK_RECORDS, PartitionIngest.MIN_INGEST_BYTES);
+    return load(
+        partition,
+        PartitionIngest.CHUNK_RECORDS,
+        PartitionIngest.MIN_INGEST_BYTES,
+        PartitionIngest.MIN_INGEST_RECORDS);
   }
 
   /**
    * {@link #load(int)} with chunks of at most {@code chunkRecords} records, ingested from {@code
-   * minIngestBytes} (tests).
+   * minIngestBytes} bytes, whatever their number (tests).
    */
   RecordStore.PartitionLoad load(int partition, int chunkRecords, long minIngestBytes) {
+    return load(partition, chunkRecords, minIngestBytes, Integer.MAX_VALUE);
+  }
+
+  /**
+   * {@link #load(int)} with chunks of at most {@code chunkRecords} records, ingested from {@code
+   * minIngestBytes} bytes or {@code minIngestRecords} records (tests).
+   */
+  RecordStore.PartitionLoad load(
+      int partition, int chunkRecords, long minIngestBytes, int minIngestRecords) {
     s.checkPartition(partition);
-    return new PartitionIngest(s, writer, clock, partition, chunkRecords, minIngestBytes);
+    return new PartitionIngest(
+        s, writer, clock, partition, chunkRecords, minIngestBytes, minIngestRecords);
   }
 
   /** The partition whose interrupted ingest the last open undid, or -1 (tests, logs). */

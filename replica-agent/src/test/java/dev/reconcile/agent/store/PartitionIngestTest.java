@@ -607,4 +607,41 @@ final class PartitionIngestTest {
       assertSameAsApplied(s, records);
     }
   }
+
+  @Test
+  void reachingTheRecordThresholdStartsATableFileWhateverTheBytes() throws IOException {
+    List<ReplicaRecord> records = partitionRecords(27, 300, 8);
+    Path dir = tmp.resolve("r");
+    try (ReplicaStore s = open(dir)) {
+      ApplyOutcome outcome;
+      try (RecordStore.PartitionLoad load =
+          s.load(P, PartitionIngest.CHUNK_RECORDS, Long.MAX_VALUE, 100)) {
+        outcome = load.add(records.subList(0, 99));
+        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
+        outcome = outcome.plus(load.add(records.subList(99, records.size())));
+        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isEqualTo(1);
+        outcome = outcome.plus(load.finish());
+      }
+      assertThat(outcome.applied()).isEqualTo(records.size());
+      assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
+      assertSameAsApplied(s, records);
+    }
+  }
+
+  @Test
+  void theDefaultLoadIngestsAPartitionOfManySmallRecords() {
+    // Far below 1 MiB of keys and values, but past the record threshold.
+    List<ReplicaRecord> records = partitionRecords(28, PartitionIngest.MIN_INGEST_RECORDS + 10, 8);
+    assertThat(records.stream().mapToLong(r -> r.key().length + 8L).sum())
+        .isLessThan(PartitionIngest.MIN_INGEST_BYTES / 4);
+    try (ReplicaStore s = open(tmp.resolve("d"))) {
+      ApplyOutcome outcome;
+      try (RecordStore.PartitionLoad load = s.load(P)) {
+        outcome = loadInBatches(load, records, 1000).plus(load.finish());
+      }
+      assertThat(outcome.applied()).isEqualTo(records.size());
+      assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
+      assertSameAsApplied(s, records);
+    }
+  }
 }
