@@ -164,6 +164,7 @@ public final class CatchupBench {
     if (c.classArchive()) {
       jvm.addAll(classArchive(c, jvm, log));
     }
+    log.accept("catchup: agents run " + c.jar().toAbsolutePath());
     log.accept("catchup: agent JVM options " + (jvm.isEmpty() ? "(none)" : String.join(" ", jvm)));
     Agent warm = null;
     if (c.warmSource()) {
