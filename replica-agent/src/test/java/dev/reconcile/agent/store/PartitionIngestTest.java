@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -590,10 +591,33 @@ final class PartitionIngestTest {
       }
       below++;
     }
-    Path dir = tmp.resolve("h");
+    assertTheFileStartsAt(
+        tmp.resolve("h"), records, below, s -> s.load(P, PartitionIngest.CHUNK_RECORDS, threshold));
+  }
+
+  @Test
+  void reachingTheRecordThresholdStartsATableFileWhateverTheBytes() throws IOException {
+    assertTheFileStartsAt(
+        tmp.resolve("r"),
+        partitionRecords(27, 300, 8),
+        99,
+        s -> s.load(P, PartitionIngest.CHUNK_RECORDS, Long.MAX_VALUE, 100));
+  }
+
+  /**
+   * Loads {@code records} with the load {@code loadOf} gives: the first {@code below} are held back
+   * (no table file, nothing visible), the next starts the file, and at {@code finish} all are
+   * ingested, as {@code apply} would have stored them.
+   */
+  private void assertTheFileStartsAt(
+      Path dir,
+      List<ReplicaRecord> records,
+      int below,
+      Function<ReplicaStore, RecordStore.PartitionLoad> loadOf)
+      throws IOException {
     try (ReplicaStore s = open(dir)) {
       ApplyOutcome outcome;
-      try (RecordStore.PartitionLoad load = s.load(P, PartitionIngest.CHUNK_RECORDS, threshold)) {
+      try (RecordStore.PartitionLoad load = loadOf.apply(s)) {
         outcome = load.add(records.subList(0, below));
         assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
         outcome = outcome.plus(load.add(records.subList(below, records.size())));
@@ -603,26 +627,6 @@ final class PartitionIngestTest {
       }
       assertThat(outcome.applied()).isEqualTo(records.size());
       assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
-      assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
-      assertSameAsApplied(s, records);
-    }
-  }
-
-  @Test
-  void reachingTheRecordThresholdStartsATableFileWhateverTheBytes() throws IOException {
-    List<ReplicaRecord> records = partitionRecords(27, 300, 8);
-    Path dir = tmp.resolve("r");
-    try (ReplicaStore s = open(dir)) {
-      ApplyOutcome outcome;
-      try (RecordStore.PartitionLoad load =
-          s.load(P, PartitionIngest.CHUNK_RECORDS, Long.MAX_VALUE, 100)) {
-        outcome = load.add(records.subList(0, 99));
-        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isZero();
-        outcome = outcome.plus(load.add(records.subList(99, records.size())));
-        assertThat(filesIn(dir.resolve(IngestMarker.FOLDER))).isEqualTo(1);
-        outcome = outcome.plus(load.finish());
-      }
-      assertThat(outcome.applied()).isEqualTo(records.size());
       assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
       assertSameAsApplied(s, records);
     }
