@@ -98,9 +98,9 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   /**
    * Fewest records for which a chunk is written as table files whatever its bytes. {@code apply}
    * costs per record (a read of the current record, two memtable rows, the log) what the files cost
-   * once per chunk: cold catch-ups of 6 250 records of 100 B a partition (0.8 MB) ran 1.03-1.18 x
-   * faster ingested than applied, of 3 125 (0.4 MB) 0.98-1.09 x (docs/storage.md, "Partition
-   * ingest").
+   * once per chunk: cold catch-ups of 6 250 records of 100 B a partition (0.8 MB) ran 1.12-1.21 x
+   * faster with this count than with 1 MiB alone; ingesting partitions of 3 125 such records was
+   * not shown to pay (0.98-1.09 x) (docs/storage.md, "Partition ingest").
    */
   static final int MIN_INGEST_RECORDS = 4096;
 
