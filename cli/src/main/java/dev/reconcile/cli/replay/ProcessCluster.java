@@ -2,6 +2,7 @@ package dev.reconcile.cli.replay;
 
 import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.cli.AgentJvm;
+import dev.reconcile.cli.FileTrees;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -16,7 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 
 /**
  * Agents as separate OS processes ({@code java -jar reconcile.jar agent ...}), replica {@code i} on
@@ -222,11 +222,8 @@ public final class ProcessCluster extends HttpCluster {
       libraryOption = null;
     }
     if (dir != null) {
-      try (Stream<Path> files = Files.list(dir)) {
-        for (Path f : (Iterable<Path>) files::iterator) {
-          Files.deleteIfExists(f);
-        }
-        Files.deleteIfExists(dir);
+      try {
+        FileTrees.delete(dir);
       } catch (IOException e) {
         // a copy left in the temporary folder; nothing else depends on it
       }
