@@ -3,9 +3,11 @@ package dev.reconcile.cli.replay;
 import dev.reconcile.agent.AgentTestHooks;
 import dev.reconcile.cli.AgentJvm;
 import dev.reconcile.cli.FileTrees;
+import dev.reconcile.cli.ReconcileCommand;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +19,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.jar.Attributes;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
 
 /**
  * Agents as separate OS processes ({@code java -jar reconcile.jar agent ...}), replica {@code i} on
@@ -42,8 +47,14 @@ public final class ProcessCluster extends HttpCluster {
   }
 
   /**
-   * The shaded jar: system property {@code reconcile.jar}, else the jar this code runs from, else
-   * {@code cli/target/reconcile.jar} in the working directory or one of its parents.
+   * The shaded jar: system property {@code reconcile.jar}, else the jar this code runs from when it
+   * is the runnable one ({@link #isRunnableJar}, whatever its file name), else {@code
+   * cli/target/reconcile.jar} in the working directory or one of its parents.
+   *
+   * <p>Until this rule looked at the manifest it took the running jar only when its file was named
+   * {@code reconcile.jar}: a copy under another name, run from the source tree, started its agents
+   * from {@code cli/target/reconcile.jar}, and a comparison of two builds compared one with itself
+   * (docs/benchmarks.md, section 3a).
    */
   public static Path locateJar() {
     String p = System.getProperty("reconcile.jar");
@@ -53,11 +64,11 @@ public final class ProcessCluster extends HttpCluster {
     try {
       Path self =
           Path.of(ProcessCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (Files.isRegularFile(self) && self.getFileName().toString().equals("reconcile.jar")) {
+      if (isRunnableJar(self)) {
         return self;
       }
-    } catch (Exception e) {
-      // not from a jar
+    } catch (URISyntaxException | RuntimeException e) {
+      // no code source, or not a file: not from a jar
     }
     for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
       Path j = d.resolve("cli/target/reconcile.jar");
@@ -66,6 +77,27 @@ public final class ProcessCluster extends HttpCluster {
       }
     }
     return Path.of("cli/target/reconcile.jar");
+  }
+
+  /**
+   * Whether {@code path} is a jar file whose manifest starts the command line ({@code Main-Class}
+   * {@link ReconcileCommand}): the shaded jar, under any name. The module's plain jar (the one
+   * other modules' tests run from) has no {@code Main-Class}, and a folder of classes is not a
+   * file.
+   */
+  static boolean isRunnableJar(Path path) {
+    if (!Files.isRegularFile(path)) {
+      return false;
+    }
+    try (JarFile jar = new JarFile(path.toFile())) {
+      Manifest m = jar.getManifest();
+      return m != null
+          && ReconcileCommand.class
+              .getName()
+              .equals(m.getMainAttributes().getValue(Attributes.Name.MAIN_CLASS));
+    } catch (IOException e) {
+      return false; // not a jar
+    }
   }
 
   @Override
