@@ -11,6 +11,7 @@ import dev.reconcile.estimator.EstimatorKinds;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.file.FileSystemOptions;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -44,12 +45,24 @@ public final class ReplicaAgent implements AutoCloseable {
   private ReplicaAgent(AgentConfig config, ReplicaStore store) {
     this.config = config;
     this.store = store;
-    this.vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
+    this.vertx =
+        Vertx.vertx(
+            new VertxOptions().setWorkerPoolSize(8).setFileSystemOptions(noClassPathFiles()));
     AgentRuntime rt =
         new AgentRuntime(vertx, store, metrics, config, config.sessionLimits(), roundThreads);
     this.peers = new PeerService(rt);
     this.api = new AdminApi(this);
     metrics.bindStore(store);
+  }
+
+  /**
+   * Vert.x file options for an agent: no class-path file resolution. The agent serves no file of
+   * its class path, and with resolution on every Vert.x instance makes a {@code vertx-cache-*}
+   * folder under {@code java.io.tmpdir} that it deletes only on a clean close, so each killed agent
+   * left one behind.
+   */
+  public static FileSystemOptions noClassPathFiles() {
+    return new FileSystemOptions().setClassPathResolvingEnabled(false).setFileCachingEnabled(false);
   }
 
   /** The sketch parameters an agent with {@code config} uses. */

@@ -2,6 +2,8 @@ package dev.reconcile.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.vertx.core.file.impl.FileResolverImpl;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -31,6 +33,16 @@ class AdminApiTest {
   @AfterEach
   void stop() {
     cluster.close();
+  }
+
+  /**
+   * The agent's Vert.x resolves no class-path files, so it makes no {@code vertx-cache-*} folder
+   * under {@code java.io.tmpdir}: Vert.x deletes that folder only on a clean close, and every
+   * killed agent left one behind.
+   */
+  @Test
+  void agentMakesNoVertxFileCacheFolder() {
+    assertThat(((FileResolverImpl) ((VertxInternal) a.vertx()).fileResolver()).cacheDir()).isNull();
   }
 
   HttpResponse<byte[]> call(ReplicaAgent agent, String method, String path, byte[] body)

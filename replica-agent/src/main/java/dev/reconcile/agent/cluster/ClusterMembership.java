@@ -5,6 +5,7 @@ import com.hazelcast.config.JoinConfig;
 import com.hazelcast.config.NetworkConfig;
 import dev.reconcile.agent.AgentConfig;
 import dev.reconcile.agent.HostPort;
+import dev.reconcile.agent.ReplicaAgent;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -105,7 +106,11 @@ public final class ClusterMembership {
       bus.setHost(c.listen().host());
     }
     VertxOptions o =
-        new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(4).setEventBusOptions(bus);
+        new VertxOptions()
+            .setEventLoopPoolSize(1)
+            .setWorkerPoolSize(4)
+            .setEventBusOptions(bus)
+            .setFileSystemOptions(ReplicaAgent.noClassPathFiles());
     return Vertx.builder()
         .with(o)
         .withClusterManager(manager)

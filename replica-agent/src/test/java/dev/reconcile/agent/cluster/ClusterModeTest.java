@@ -8,6 +8,8 @@ import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.core.Fingerprint;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.file.impl.FileResolverImpl;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.shareddata.AsyncMap;
@@ -104,6 +106,13 @@ class ClusterModeTest {
     try (ClusterAgents c = new ClusterAgents(dir)) {
       List<ReplicaAgent> as = startTicked(c, 3);
       ReplicaAgent n0 = as.get(0);
+      // The clustered Vert.x, like the agent's own, makes no vertx-cache-* folder (a killed agent
+      // would leave it behind).
+      assertThat(
+              ((FileResolverImpl)
+                      ((VertxInternal) n0.cluster().membership().vertx()).fileResolver())
+                  .cacheDir())
+          .isNull();
       // n1 and n2 hold keys n0 lacks, n2 in one partition only.
       for (int k = 0; k < 20; k++) {
         as.get(1).store().put(b("one-" + k), b("v"));
