@@ -41,6 +41,12 @@ class CatchupBenchTest {
         .contains(
             "-Djava.library.path="
                 + out.resolve("work").resolve("catchup-100").resolve("native").toAbsolutePath());
+    // Both sizes' agents map one class archive, made once (a training demo of about 5 s): the
+    // library folder, one per size, does not make another.
+    assertThat(log).containsOnlyOnce("agent class archive made by a training demo");
+    assertThat(log.lines().filter(l -> l.contains("agent JVM options")))
+        .hasSize(2)
+        .allSatisfy(l -> assertThat(l).contains("-XX:SharedArchiveFile="));
 
     List<Map<String, String>> trials = Csv.read(out.resolve("catchup-trials.csv"));
     assertThat(trials).hasSize(2);

@@ -157,12 +157,13 @@ public final class CatchupBench {
         String.format(
             "catchup: source of %,d records x %,d B written in %.1f s",
             c.records(), c.valueBytes(), (System.nanoTime() - t0) / 1e9));
-    List<String> jvm = new ArrayList<>(Agent.jvmOptions(c));
+    List<String> options = Agent.jvmOptions(c);
+    List<String> jvm = new ArrayList<>(options);
     // RocksDB's JNI library from one copy in the work folder, as bin/reconcile gives an agent one
     // beside the jar (not a copy per agent process in /tmp; removed with the folder).
     AgentJvm.rocksDbLibraryOption(c.jar(), dir.resolve("native")).ifPresent(jvm::add);
     if (c.classArchive()) {
-      jvm.addAll(classArchive(c, jvm, log));
+      jvm.addAll(classArchive(c, options, jvm, log));
     }
     log.accept("catchup: agents run " + c.jar().toAbsolutePath());
     log.accept("catchup: agent JVM options " + (jvm.isEmpty() ? "(none)" : String.join(" ", jvm)));
@@ -336,13 +337,15 @@ public final class CatchupBench {
 
   /**
    * The options that give the agents the class archive bin/reconcile would give them: made by a
-   * training demo with the agents' options ({@code AgentJvm}) the first time this process needs one
-   * for that jar and those options, kept in a temporary folder until the process exits. None when
-   * this JVM cannot make one.
+   * training demo with the agents' options {@code jvm} ({@code AgentJvm}) the first time this
+   * process needs one for that jar and those {@code keyOptions} (the agents' options without the
+   * library folder, which is one per value size and does not matter to an archive: the sizes of a
+   * run share one archive), kept in a temporary folder until the process exits. None when this JVM
+   * cannot make one.
    */
   private static synchronized List<String> classArchive(
-      Config c, List<String> jvm, Consumer<String> log) throws Exception {
-    List<String> key = new ArrayList<>(jvm);
+      Config c, List<String> keyOptions, List<String> jvm, Consumer<String> log) throws Exception {
+    List<String> key = new ArrayList<>(keyOptions);
     key.add(c.jar().toAbsolutePath().toString());
     List<String> known = ARCHIVES.get(key);
     if (known != null) {
