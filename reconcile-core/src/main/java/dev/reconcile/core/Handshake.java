@@ -39,6 +39,9 @@ final class Handshake {
             .setDryRun(ctx.dryRun)
             .setDigest(digest)
             .setRowBatches(ctx.config.repair().rowBatches());
+    if (rateless) {
+      h.setExpectedDifference(ctx.config.expectedDifference());
+    }
     if (rateless && ctx.config.pacing().groups()) {
       h.addModes(Mode.MODE_RATELESS_GROUPED);
     }
@@ -100,6 +103,15 @@ final class Handshake {
           Code.PARAMS, "this peer only compares (it has no records to repair): ask for a dry run");
     }
     ctx.rowBatches = h.getRowBatches() && ctx.config.repair().rowBatches();
+    if (h.getExpectedDifference() < 0) { // a uint64 past 2^63 - 1
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "expected difference "
+              + Long.toUnsignedString(h.getExpectedDifference())
+              + " > 2^63 - 1");
+    }
+    // Only sizes first batches, each at most the prefix: a claim costs no more than counts can.
+    ctx.expectedDifference = ctx.rateless ? h.getExpectedDifference() : 0;
     ctx.partitions = requestedPartitions(h);
     if (!h.hasDigest()) {
       throw new ProtocolException(Code.MALFORMED, "Hello without the partition digest");
@@ -117,7 +129,8 @@ final class Handshake {
                 ctx.ratelessGroups
                     ? Mode.MODE_RATELESS_GROUPED
                     : ctx.rateless ? Mode.MODE_RATELESS : Mode.MODE_ESTIMATOR_IBLT)
-            .setRowBatches(ctx.rowBatches);
+            .setRowBatches(ctx.rowBatches)
+            .setExpectedDifference(ctx.expectedDifference);
     long[] counts = new long[unequal.size()];
     for (int i = 0; i < counts.length; i++) {
       a.addUnequal(unequal.get(i).partition);
@@ -152,6 +165,17 @@ final class Handshake {
           Code.PARAMS, "peer chose row batches, which this peer did not offer");
     }
     ctx.rowBatches = a.getRowBatches();
+    // The responder's word: a peer that does not know the field sized its first batches without.
+    if (a.getExpectedDifference() != 0
+        && (!ctx.rateless || a.getExpectedDifference() != ctx.config.expectedDifference())) {
+      throw new ProtocolException(
+          Code.PARAMS,
+          "peer used expected difference "
+              + Long.toUnsignedString(a.getExpectedDifference())
+              + ", this peer offered "
+              + (ctx.rateless ? ctx.config.expectedDifference() : 0));
+    }
+    ctx.expectedDifference = a.getExpectedDifference();
   }
 
   private void checkPeer(String nodeId) throws ProtocolException {

@@ -117,6 +117,8 @@ final class RatelessExchange {
   private final Map<Integer, RatelessDecoder> decoders = new HashMap<>();
   private final Map<Integer, RatelessPacing> pacings = new HashMap<>();
   private final Map<Integer, Integer> grantsBefore = new HashMap<>();
+  // Both sides: the unequal partitions the streams started with (shares of the expected d).
+  private int unequalCount;
   // Both sides: each streaming partition's fingerprint as of its stream's snapshot.
   private final Map<Integer, Fingerprint> snapshotFingerprints = new HashMap<>();
   // Initiator: the responder's fingerprint digest of each partition's snapshot, as it sent them.
@@ -151,7 +153,8 @@ final class RatelessExchange {
     }
     if (ctx.ratelessGroups
         && parts.size() > 1
-        && RatelessPacing.SYMBOLS_PER_DIFFERENCE * bound <= GROUP_SHARE * limit()) {
+        && RatelessPacing.SYMBOLS_PER_DIFFERENCE * Math.max(bound, ctx.expectedDifference)
+            <= GROUP_SHARE * limit()) {
       int[] members = new int[parts.size()];
       for (int i = 0; i < members.length; i++) {
         members[i] = parts.get(i).partition;
@@ -190,7 +193,23 @@ final class RatelessExchange {
    * The first grant of a stream: the symbols the responder sends unasked (see the class comment).
    */
   private int firstGrant(int[] members) {
-    return pacing(new RatelessPacing.Config(FIRST_BATCH, 1, 0.25, false), members, 0).firstGrant();
+    return pacing(
+            new RatelessPacing.Config(FIRST_BATCH, 1, 0.25, false), members, expected(members))
+        .firstGrant();
+  }
+
+  /**
+   * The share of the expected difference ({@link SessionContext#expectedDifference}) of the stream
+   * of {@code members}: all of it for a group, which holds every unequal partition; else an equal
+   * share of the unequal partitions'. Both sides know both numbers.
+   */
+  private long expected(int[] members) {
+    long e = ctx.expectedDifference;
+    if (e <= 0 || groups.containsKey(members[0])) {
+      return Math.max(e, 0);
+    }
+    int k = Math.max(1, unequalCount);
+    return (e + k - 1) / k;
   }
 
   /**
@@ -227,6 +246,7 @@ final class RatelessExchange {
     for (Part part : parts) {
       part.phase = Part.Phase.STREAMING;
     }
+    unequalCount = parts.size();
     for (int[] members : streamsOf(parts)) {
       CodedSymbols snapshot = symbolsOf(members);
       addSnapshotDigests(chunk, members);
@@ -385,9 +405,10 @@ final class RatelessExchange {
     for (Part part : parts) {
       part.phase = Part.Phase.DECODING;
     }
+    unequalCount = parts.size();
     for (int[] members : streamsOf(parts)) {
       decoders.put(members[0], new RatelessDecoder(symbolsOf(members)));
-      RatelessPacing pacing = pacing(ctx.config.pacing(), members, 0);
+      RatelessPacing pacing = pacing(ctx.config.pacing(), members, expected(members));
       pacing.firstGrant(); // the batch the responder sends unasked (see firstGrant)
       pacings.put(members[0], pacing);
     }
@@ -557,7 +578,7 @@ final class RatelessExchange {
       RatelessPacing pacing,
       SymbolRequest.Builder more) {
     double d = Math.max(pacing.estimate(dec).d(), dec.recovered());
-    long prior = (long) Math.ceil(2 * d / members.length); // the pacing grants from prior / 2
+    long prior = (long) Math.ceil(d / members.length);
     groups.remove(id);
     decoders.remove(id);
     pacings.remove(id);

@@ -10,15 +10,16 @@ package dev.reconcile.core;
  * Decoding {@code d} differences needs {@code N} symbols with {@code N = 1.35 d + sqrt(d)} on
  * average and a spread of about {@code sqrt(d)} ({@code RatelessStatisticsTest}). The receiver
  * knows two lower bounds on {@code d} for free, the count difference {@code Delta = |A| - |B|} from
- * the fingerprints and the elements recovered so far, and may know the {@code d} of the last round
- * with this peer (a prior).
+ * the fingerprints and the elements recovered so far, and may expect a {@code d} (a prior: in an
+ * agent the smaller {@code d} of its last two rounds with this peer, shared out over the streams).
  *
  * <ol>
  *   <li><b>First grant</b>: {@code max(firstBatch, 1.35 d0 + 2 sqrt(d0))} with {@code d0 = max(b,
- *       prior / 2)}, {@code b} the known lower bound ({@code |Delta|}, or for a stream of a group
- *       of partitions the sum of their {@code |Delta_p|}): one round trip whenever the difference
- *       is one-sided and the count says it all, never more than {@code 2 sqrt(d0)} symbols beyond
- *       the typical need otherwise.
+ *       prior)}, {@code b} the known lower bound ({@code |Delta|}, or for a stream of a group of
+ *       partitions the sum of their {@code |Delta_p|}): one round trip whenever the difference is
+ *       one-sided and the count says it all, or the prior is right; never more than {@code 2
+ *       sqrt(d0)} symbols beyond the typical need when {@code d0} is {@code d}. (A prior above
+ *       {@code d} costs its excess in symbols: docs/rateless.md.)
  *   <li><b>Then</b>, after each batch has arrived without completing, with {@code r} symbols
  *       received: without an estimate, {@code max(minBatch, growth * r)} ({@code growth} is the
  *       configured fraction, default 1/4: overshoot below 25 % of the need plus one batch, in
@@ -127,7 +128,7 @@ public final class RatelessPacing {
    * @param limit the most symbols the receiver accepts (its prefix size {@code M})
    * @param countDifference local count minus the peer's count over the partitions of the stream
    *     ({@code |A| - |B|}, from the fingerprints)
-   * @param prior the difference size of the last round with this peer, or {@code <= 0} if none
+   * @param prior the difference size expected for this stream, or {@code <= 0} if none
    */
   public RatelessPacing(Config config, int limit, long countDifference, long prior) {
     this(config, limit, countDifference, Math.abs(countDifference), prior);
@@ -160,7 +161,7 @@ public final class RatelessPacing {
     if (grants != 0) {
       throw new IllegalStateException("the first grant was already made");
     }
-    double d0 = Math.max((double) bound, prior > 0 ? prior / 2.0 : 0);
+    double d0 = Math.max((double) bound, prior > 0 ? prior : 0);
     double want = SYMBOLS_PER_DIFFERENCE * d0 + 2 * Math.sqrt(d0);
     return grant(Math.max(config.firstBatch(), ceil(want)));
   }

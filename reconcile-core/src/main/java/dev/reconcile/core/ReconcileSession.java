@@ -506,6 +506,15 @@ public final class ReconcileSession {
     return ctx.dryRun;
   }
 
+  /**
+   * The difference the rateless streams' first batches were sized for, as both sides agreed in the
+   * handshake ({@link SessionConfig#expectedDifference}; 0 for none, or when the peer does not know
+   * the field).
+   */
+  public long expectedDifference() {
+    return ctx.expectedDifference;
+  }
+
   /** Protocol counters of this side. */
   public SessionStats stats() {
     return ctx.stats;

@@ -11,6 +11,8 @@ package dev.reconcile.core;
  *     not authenticate it)
  * @param pacing how the initiator grants coded symbols in the rateless mode; null to offer the
  *     estimator mode only
+ * @param expectedDifference initiator: the difference it expects (from its last rounds with this
+ *     peer), which sizes the rateless streams' first batches; 0 for none
  */
 public record SessionConfig(
     String clusterId,
@@ -21,8 +23,12 @@ public record SessionConfig(
     boolean dryRun,
     RepairConfig repair,
     PeerCheck peerCheck,
-    RatelessPacing.Config pacing) {
+    RatelessPacing.Config pacing,
+    long expectedDifference) {
   public SessionConfig {
+    if (expectedDifference < 0) {
+      throw new IllegalArgumentException("expected difference " + expectedDifference + " < 0");
+    }
     if (clusterId == null || clusterId.isEmpty() || nodeId == null || nodeId.isEmpty()) {
       throw new IllegalArgumentException("cluster id and node id are required");
     }
@@ -35,6 +41,19 @@ public record SessionConfig(
     if (peerCheck == null) {
       peerCheck = PeerCheck.ANYONE;
     }
+  }
+
+  public SessionConfig(
+      String clusterId,
+      String nodeId,
+      long sessionId,
+      int[] partitions,
+      SessionLimits limits,
+      boolean dryRun,
+      RepairConfig repair,
+      PeerCheck peerCheck,
+      RatelessPacing.Config pacing) {
+    this(clusterId, nodeId, sessionId, partitions, limits, dryRun, repair, peerCheck, pacing, 0);
   }
 
   public SessionConfig(
@@ -68,43 +87,121 @@ public record SessionConfig(
 
   public SessionConfig withPartitions(int[] p) {
     return new SessionConfig(
-        clusterId, nodeId, sessionId, p, limits, dryRun, repair, peerCheck, pacing);
+        clusterId,
+        nodeId,
+        sessionId,
+        p,
+        limits,
+        dryRun,
+        repair,
+        peerCheck,
+        pacing,
+        expectedDifference);
   }
 
   public SessionConfig withLimits(SessionLimits l) {
     return new SessionConfig(
-        clusterId, nodeId, sessionId, partitions, l, dryRun, repair, peerCheck, pacing);
+        clusterId,
+        nodeId,
+        sessionId,
+        partitions,
+        l,
+        dryRun,
+        repair,
+        peerCheck,
+        pacing,
+        expectedDifference);
   }
 
   /** Initiator: ask for a report only; the peer learns it from the Hello. */
   public SessionConfig withDryRun(boolean d) {
     return new SessionConfig(
-        clusterId, nodeId, sessionId, partitions, limits, d, repair, peerCheck, pacing);
+        clusterId,
+        nodeId,
+        sessionId,
+        partitions,
+        limits,
+        d,
+        repair,
+        peerCheck,
+        pacing,
+        expectedDifference);
   }
 
   public SessionConfig withRepair(RepairConfig r) {
     return new SessionConfig(
-        clusterId, nodeId, sessionId, partitions, limits, dryRun, r, peerCheck, pacing);
+        clusterId,
+        nodeId,
+        sessionId,
+        partitions,
+        limits,
+        dryRun,
+        r,
+        peerCheck,
+        pacing,
+        expectedDifference);
   }
 
   public SessionConfig withPeerCheck(PeerCheck c) {
     return new SessionConfig(
-        clusterId, nodeId, sessionId, partitions, limits, dryRun, repair, c, pacing);
+        clusterId,
+        nodeId,
+        sessionId,
+        partitions,
+        limits,
+        dryRun,
+        repair,
+        c,
+        pacing,
+        expectedDifference);
   }
 
   /** The rateless pacing, or null to offer the estimator mode only. */
   public SessionConfig withPacing(RatelessPacing.Config p) {
     return new SessionConfig(
-        clusterId, nodeId, sessionId, partitions, limits, dryRun, repair, peerCheck, p);
+        clusterId,
+        nodeId,
+        sessionId,
+        partitions,
+        limits,
+        dryRun,
+        repair,
+        peerCheck,
+        p,
+        expectedDifference);
   }
 
   public SessionConfig withNodeId(String id) {
     return new SessionConfig(
-        clusterId, id, sessionId, partitions, limits, dryRun, repair, peerCheck, pacing);
+        clusterId,
+        id,
+        sessionId,
+        partitions,
+        limits,
+        dryRun,
+        repair,
+        peerCheck,
+        pacing,
+        expectedDifference);
+  }
+
+  /** Initiator: the difference it expects, 0 for none (see the record's parameters). */
+  public SessionConfig withExpectedDifference(long d) {
+    return new SessionConfig(
+        clusterId, nodeId, sessionId, partitions, limits, dryRun, repair, peerCheck, pacing, d);
   }
 
   public SessionConfig withSessionId(long id) {
     return new SessionConfig(
-        clusterId, nodeId, id, partitions, limits, dryRun, repair, peerCheck, pacing);
+        clusterId,
+        nodeId,
+        id,
+        partitions,
+        limits,
+        dryRun,
+        repair,
+        peerCheck,
+        pacing,
+        expectedDifference);
   }
 }

@@ -42,6 +42,12 @@ final class SessionContext {
   /** The rateless mode with grouped streams was chosen for this session. */
   boolean ratelessGroups;
 
+  /**
+   * The difference the initiator expects, as both sides use it to size the rateless streams' first
+   * batches (the HelloAck's {@code expected_difference}); 0 for none.
+   */
+  long expectedDifference;
+
   SessionContext(
       Role role,
       SessionConfig config,

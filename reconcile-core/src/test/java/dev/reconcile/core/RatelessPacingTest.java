@@ -203,7 +203,10 @@ class RatelessPacingTest {
     assertThat(new RatelessPacing(c, 1 << 16, 0, 0).firstGrant()).isEqualTo(16);
     assertThat(new RatelessPacing(c, 1 << 16, -1000, 0).firstGrant())
         .isEqualTo((int) Math.ceil(1350 + 2 * Math.sqrt(1000)));
-    assertThat(new RatelessPacing(c, 1 << 16, 10, 2000).firstGrant())
+    // The prior is the d expected (not half of it), and the count difference a floor under it.
+    assertThat(new RatelessPacing(c, 1 << 16, 10, 1000).firstGrant())
+        .isEqualTo((int) Math.ceil(1350 + 2 * Math.sqrt(1000)));
+    assertThat(new RatelessPacing(c, 1 << 16, 1000, 10).firstGrant())
         .isEqualTo((int) Math.ceil(1350 + 2 * Math.sqrt(1000)));
     assertThat(new RatelessPacing(c, 1000, 10_000, 0).firstGrant()).isEqualTo(1000);
   }

@@ -393,6 +393,38 @@ class WireGoldenV2Test {
                         .setUnequalCounts(Wire.packVarints(new long[] {0}))
                         .setRowBatches(true))));
     b.add(new Named("row-batch", Envelope.newBuilder().setRowBatch(rowBatch())));
+    // Added within format 2: the initiator's expected difference, and the responder's echo.
+    b.add(
+        new Named(
+            "hello-expected-difference",
+            Envelope.newBuilder()
+                .setHello(
+                    Hello.newBuilder()
+                        .setMinVersion(2)
+                        .setMaxVersion(2)
+                        .setClusterId("golden")
+                        .setNodeId("a")
+                        .setParams(params.toProto())
+                        .addModes(Mode.MODE_RATELESS_GROUPED)
+                        .addModes(Mode.MODE_RATELESS)
+                        .addModes(Mode.MODE_ESTIMATOR_IBLT)
+                        .setDigest(Wire.packDigest(SPEC, fps))
+                        .setRowBatches(true)
+                        .setExpectedDifference(1000))));
+    b.add(
+        new Named(
+            "hello-ack-expected-difference",
+            Envelope.newBuilder()
+                .setHelloAck(
+                    HelloAck.newBuilder()
+                        .setVersion(2)
+                        .setNodeId("b")
+                        .setParams(params.toProto())
+                        .setMode(Mode.MODE_RATELESS_GROUPED)
+                        .addUnequal(3)
+                        .setUnequalCounts(Wire.packVarints(new long[] {0}))
+                        .setRowBatches(true)
+                        .setExpectedDifference(1000))));
     return b;
   }
 
@@ -527,6 +559,8 @@ class WireGoldenV2Test {
     // The row batch: its rows read back as the records they were made of.
     assertThat(f.get(27).getHello().getRowBatches()).isTrue();
     assertThat(f.get(28).getHelloAck().getRowBatches()).isTrue();
+    assertThat(f.get(30).getHello().getExpectedDifference()).isEqualTo(1000);
+    assertThat(f.get(31).getHelloAck().getExpectedDifference()).isEqualTo(1000);
     RowBatch rb = f.get(29).getRowBatch();
     List<ReplicaRecord> got = RowBatches.read(rb, 10, SPEC, p.partitionsLog2()).records();
     assertThat(got).usingRecursiveFieldByFieldElementComparator().isEqualTo(rowBatchRecords());

@@ -56,6 +56,8 @@ final class PeerService {
   private final Map<String, RoundReport> lastByPeer = new ConcurrentHashMap<>();
   private final Map<String, Future<RoundReport>> running = new ConcurrentHashMap<>();
   private final Set<String> lastRoundOk = ConcurrentHashMap.newKeySet();
+  // Initiator: the differences of the last two successful rounds with each peer, latest first.
+  private final Map<String, long[]> lastDifferences = new ConcurrentHashMap<>();
   // Responder: kept connections waiting for their next round, oldest first, each with its context.
   private final Map<FrameChannel, Context> waiting =
       Collections.synchronizedMap(new LinkedHashMap<>());
@@ -333,7 +335,8 @@ final class PeerService {
                   ReconcileSession.initiator(
                       sessionConfig(random.nextLong(), parts)
                           .withDryRun(dryRun)
-                          .withPeerCheck(peerCheck(c.socket())),
+                          .withPeerCheck(peerCheck(c.socket()))
+                          .withExpectedDifference(expectedDifference(label)),
                       rt.store().sketches(),
                       records,
                       rt.store().progressWith(label));
@@ -346,6 +349,7 @@ final class PeerService {
                       rep -> {
                         if (rep.ok) {
                           lastRoundOk.add(label);
+                          recordDifference(label, rep.missingLocal + rep.missingRemote);
                           connections.keep(label, c);
                         } else {
                           lastRoundOk.remove(label);
@@ -412,6 +416,21 @@ final class PeerService {
               LOG.warn("dropping tombstones past the grace period failed: {}", t.getMessage());
               return report;
             });
+  }
+
+  /**
+   * The difference a round with {@code label} expects, which sizes the first batches of its
+   * rateless streams (docs/rateless.md, "Pacing the stream"): the smaller of the last two
+   * successful rounds' with that peer, so that one burst (a catch-up, a healed partition) does not
+   * size the next round; 0, for none, before two rounds.
+   */
+  long expectedDifference(String label) {
+    long[] d = lastDifferences.get(label);
+    return d == null || d[1] < 0 ? 0 : Math.min(d[0], d[1]);
+  }
+
+  private void recordDifference(String label, long d) {
+    lastDifferences.compute(label, (k, old) -> new long[] {d, old == null ? -1 : old[0]});
   }
 
   /**

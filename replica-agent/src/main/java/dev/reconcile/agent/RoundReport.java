@@ -30,6 +30,7 @@ public final class RoundReport {
   public int bulkPartitions;
   public int partialPartitions;
   public long estimate;
+  public long expectedDifference;
   public long missingLocal;
   public long missingRemote;
   public SessionStats stats;
@@ -79,6 +80,7 @@ public final class RoundReport {
     r.bulkPartitions = sum.bulk();
     r.partialPartitions = sum.partial();
     r.estimate = sum.estimate();
+    r.expectedDifference = session.expectedDifference();
     r.missingLocal = sum.missingLocal();
     r.missingRemote = sum.missingRemote();
     RepairStats rs = session.repairStats();
@@ -121,6 +123,7 @@ public final class RoundReport {
             .put("bulkPartitions", bulkPartitions)
             .put("partialPartitions", partialPartitions)
             .put("estimatedDifference", estimate)
+            .put("expectedDifference", expectedDifference)
             .put("difference", missingLocal + missingRemote)
             .put("missingLocal", missingLocal)
             .put("missingRemote", missingRemote)

@@ -1,0 +1,59 @@
+package dev.reconcile.agent;
+
+import static dev.reconcile.agent.AgentCluster.repair;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An agent's rounds with a peer expect the smaller difference of its last two successful rounds
+ * with it: the first two rounds expect nothing, later ones the difference they then meet, in fewer
+ * round trips; a burst (here a repair that empties the difference) sizes no more than one round.
+ */
+class ExpectedDifferenceRoundsTest {
+  @TempDir Path dir;
+
+  @Test
+  void roundsExpectTheSmallerOfTheLastTwoDifferences() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of());
+      ConvergenceTest.loadCommon(a, b, 2000);
+      ConvergenceTest.load(a, "only-a-", 0, 300);
+      ConvergenceTest.load(b, "only-b-", 0, 300);
+      List<RoundReport> dry = new ArrayList<>();
+      for (int round = 0; round < 5; round++) {
+        RoundReport r = repair(a, b, true);
+        assertThat(r.ok).as("round %d: %s", round, r.error).isTrue();
+        assertThat(r.missingLocal + r.missingRemote).as("round %d", round).isEqualTo(600);
+        dry.add(r);
+      }
+      assertThat(dry)
+          .extracting(r -> r.expectedDifference)
+          .containsExactly(0L, 0L, 600L, 600L, 600L);
+      assertThat(dry.get(0).toJson().getLong("expectedDifference")).isZero();
+      assertThat(dry.get(2).toJson().getLong("expectedDifference")).isEqualTo(600);
+      int without = Math.max(dry.get(0).stats.roundTrips(), dry.get(1).stats.roundTrips());
+      for (int round = 2; round < 5; round++) {
+        assertThat(dry.get(round).stats.roundTrips())
+            .as("round %d against %d round trips without", round, without)
+            .isLessThan(without);
+      }
+      // A repair (600), then equal replicas (0): the next round expects min(0, 600) = 0.
+      assertThat(repair(a, b).ok).isTrue();
+      RoundReport equal = repair(a, b, true);
+      assertThat(equal.ok).isTrue();
+      assertThat(equal.missingLocal + equal.missingRemote).isZero();
+      assertThat(equal.expectedDifference).isEqualTo(600);
+      ConvergenceTest.load(a, "later-", 0, 10);
+      RoundReport later = repair(a, b, true);
+      assertThat(later.missingLocal + later.missingRemote).isEqualTo(10);
+      assertThat(later.expectedDifference).isZero();
+    }
+  }
+}
