@@ -12,8 +12,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An agent's rounds with a peer expect the smaller difference of its last two successful rounds
- * with it: the first two rounds expect nothing, later ones the difference they then meet, in fewer
- * round trips; a burst (here a repair that empties the difference) sizes no more than one round.
+ * with it: the first two rounds expect nothing, later ones the difference they then meet, in one or
+ * two round trips; a round that finds the replicas equal makes the next one expect nothing.
  */
 class ExpectedDifferenceRoundsTest {
   @TempDir Path dir;
@@ -38,11 +38,15 @@ class ExpectedDifferenceRoundsTest {
           .containsExactly(0L, 0L, 600L, 600L, 600L);
       assertThat(dry.get(0).toJson().getLong("expectedDifference")).isZero();
       assertThat(dry.get(2).toJson().getLong("expectedDifference")).isEqualTo(600);
-      int without = Math.max(dry.get(0).stats.roundTrips(), dry.get(1).stats.roundTrips());
+      // A right expectation: the first batch is about the need, topped up once at most (in-memory
+      // sessions of this shape: 1 round trip in 270 of 300 seeds, 2 in 30, never more; without an
+      // expectation 2-6, ExpectedDifferenceTest for the claim at d = 1,000).
       for (int round = 2; round < 5; round++) {
         assertThat(dry.get(round).stats.roundTrips())
-            .as("round %d against %d round trips without", round, without)
-            .isLessThan(without);
+            .as(
+                "round %d (without an expectation: %d and %d round trips)",
+                round, dry.get(0).stats.roundTrips(), dry.get(1).stats.roundTrips())
+            .isLessThanOrEqualTo(2);
       }
       // A repair (600), then equal replicas (0): the next round expects min(0, 600) = 0.
       assertThat(repair(a, b).ok).isTrue();
