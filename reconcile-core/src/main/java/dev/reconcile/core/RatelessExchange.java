@@ -30,10 +30,11 @@ import java.util.Map;
  *
  * <ul>
  *   <li>The unequal partitions form one group (named by its lowest partition) when there are at
- *       least two and {@code 1.35 sum |Delta_p| <= M / 4} ({@code Delta_p} the partition's count
- *       difference, which both sides know from the fingerprints: a lower bound on its difference);
- *       otherwise each partition streams alone. The rule is part of the mode: both sides derive the
- *       streams from the HelloAck without a message.
+ *       least two and {@code 1.35 max(sum |Delta_p|, e) <= M / 4} ({@code Delta_p} the partition's
+ *       count difference, which both sides know from the fingerprints: a lower bound on its
+ *       difference; {@code e} the expected difference, below); otherwise each partition streams
+ *       alone. The rule is part of the mode: both sides derive the streams from the HelloAck
+ *       without a message.
  *   <li>A group's grants stop at {@link #ESTIMATE_AFTER} symbols until that many arrived, so that
  *       the estimate of {@code d} ({@link RatelessPacing#estimate}) is sharp before any large
  *       grant; from then on, and whenever the prefix is exhausted, a group whose estimate exceeds
@@ -47,8 +48,11 @@ import java.util.Map;
  *
  * <ol>
  *   <li>Right after the HelloAck the responder sends each stream's first batch, {@code
- *       max(FIRST_BATCH, 1.35 b + 2 sqrt b)} symbols, {@code b} the stream's known bound ({@code
- *       |Delta|} of a partition, {@code sum |Delta_p|} of a group), which both sides know (so the
+ *       max(FIRST_BATCH, 1.35 d0 + 2 sqrt d0)} symbols, {@code d0 = max(b, e_s)}: {@code b} the
+ *       stream's known bound ({@code |Delta|} of a partition, {@code sum |Delta_p|} of a group),
+ *       {@code e_s} its share of the initiator's expected difference {@code e} ({@code
+ *       Hello.expected_difference}, echoed in the HelloAck: all of it for a group, {@code ceil(e /
+ *       k)} for each of {@code k} partitions streaming alone). Both sides know both (so the
  *       initiator's pacing starts from the same grant without a message).
  *   <li>The initiator subtracts its own symbols and peels incrementally ({@link RatelessDecoder});
  *       a stream that decoded (symbol 0 back to zero in all three sums) settles its partitions and
