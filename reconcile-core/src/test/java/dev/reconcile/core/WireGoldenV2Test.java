@@ -393,22 +393,14 @@ class WireGoldenV2Test {
                         .setUnequalCounts(Wire.packVarints(new long[] {0}))
                         .setRowBatches(true))));
     b.add(new Named("row-batch", Envelope.newBuilder().setRowBatch(rowBatch())));
-    // Added within format 2: the initiator's expected difference, and the responder's echo.
+    // Added within format 2: the initiator's expected difference, and the responder's echo (the
+    // grouped Hello and the row batches' HelloAck above, with the new field).
     b.add(
         new Named(
             "hello-expected-difference",
             Envelope.newBuilder()
                 .setHello(
-                    Hello.newBuilder()
-                        .setMinVersion(2)
-                        .setMaxVersion(2)
-                        .setClusterId("golden")
-                        .setNodeId("a")
-                        .setParams(params.toProto())
-                        .addModes(Mode.MODE_RATELESS_GROUPED)
-                        .addModes(Mode.MODE_RATELESS)
-                        .addModes(Mode.MODE_ESTIMATOR_IBLT)
-                        .setDigest(Wire.packDigest(SPEC, fps))
+                    body(b, "hello-grouped").getHello().toBuilder()
                         .setRowBatches(true)
                         .setExpectedDifference(1000))));
     b.add(
@@ -416,16 +408,15 @@ class WireGoldenV2Test {
             "hello-ack-expected-difference",
             Envelope.newBuilder()
                 .setHelloAck(
-                    HelloAck.newBuilder()
-                        .setVersion(2)
-                        .setNodeId("b")
-                        .setParams(params.toProto())
+                    body(b, "hello-ack-row-batches").getHelloAck().toBuilder()
                         .setMode(Mode.MODE_RATELESS_GROUPED)
-                        .addUnequal(3)
-                        .setUnequalCounts(Wire.packVarints(new long[] {0}))
-                        .setRowBatches(true)
                         .setExpectedDifference(1000))));
     return b;
+  }
+
+  /** The body of the frame named {@code name} in {@code b}. */
+  private static Envelope.Builder body(List<Named> b, String name) {
+    return b.stream().filter(n -> n.name().equals(name)).findFirst().orElseThrow().body();
   }
 
   /** The golden row batch's records: one live, one tombstone, of the partition of key "k". */
