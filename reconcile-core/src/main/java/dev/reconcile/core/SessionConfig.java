@@ -50,19 +50,6 @@ public record SessionConfig(
       int[] partitions,
       SessionLimits limits,
       boolean dryRun,
-      RepairConfig repair,
-      PeerCheck peerCheck,
-      RatelessPacing.Config pacing) {
-    this(clusterId, nodeId, sessionId, partitions, limits, dryRun, repair, peerCheck, pacing, 0);
-  }
-
-  public SessionConfig(
-      String clusterId,
-      String nodeId,
-      long sessionId,
-      int[] partitions,
-      SessionLimits limits,
-      boolean dryRun,
       RepairConfig repair) {
     this(
         clusterId,
@@ -73,7 +60,8 @@ public record SessionConfig(
         dryRun,
         repair,
         PeerCheck.ANYONE,
-        RatelessExchange.PACING);
+        RatelessExchange.PACING,
+        0);
   }
 
   public SessionConfig(
