@@ -27,9 +27,14 @@ class RatelessPacingTest {
   }
 
   static Paced paced(RatelessTrial t, RatelessPacing.Config config) throws FormatException {
+    return paced(t, config, 0);
+  }
+
+  static Paced paced(RatelessTrial t, RatelessPacing.Config config, long prior)
+      throws FormatException {
     int needed = t.decodeOneByOne().received();
     RatelessDecoder dec = new RatelessDecoder(t.here);
-    RatelessPacing p = new RatelessPacing(config, t.here.size(), t.countDifference, 0);
+    RatelessPacing p = new RatelessPacing(config, t.here.size(), t.countDifference, prior);
     int g = p.firstGrant();
     while (true) {
       t.send(dec, dec.received(), g);
@@ -111,6 +116,64 @@ class RatelessPacingTest {
     if (d >= 100) {
       assertThat(RatelessTrial.quantile(over, 0.9)).as(why).isLessThanOrEqualTo(1.25);
     }
+  }
+
+  /**
+   * A prior (an agent's expected difference, docs/rateless.md) against d = 1,000 split evenly, 41
+   * trials per row, the same instances in every row: none; half the need; right, which grants once
+   * at the median and at most twice, in no more symbols than none; 1.2 x, within the byte budget of
+   * {@link #pacedStreamStaysWithinTheByteBudget}; twice the truth, which grants 1.9-2.15 x the
+   * need. And d = 100 with a prior of 1,000 and a prefix of 512: the whole prefix at once.
+   */
+  @Test
+  void aPriorSizesTheFirstGrantAndItsExcessIsPaidInSymbols() throws Exception {
+    int trials = 41;
+    long[] priors = {0, 500, 1000, 1200, 2000};
+    double[][] rows = new double[priors.length][];
+    for (int i = 0; i < priors.length; i++) {
+      rows[i] = priorRow(1000, priors[i], trials);
+    }
+    double[] small = priorRow(100, 1000, trials);
+    // rows: {grants p50, grants max, symbol bytes p50, granted / needed p50}
+    assertThat(rows[0][0]).as("no prior: grants p50").isBetween(3.0, 5.0);
+    assertThat(rows[2][0]).as("right prior: grants p50").isEqualTo(1);
+    assertThat(rows[2][1]).as("right prior: grants max").isLessThanOrEqualTo(2);
+    assertThat(rows[2][2])
+        .as("right prior: bytes p50 against none")
+        .isLessThanOrEqualTo(rows[0][2]);
+    assertThat(rows[3][2]).as("1.2 x: within 24 d + 512").isLessThanOrEqualTo(24 * 1000 + 512);
+    assertThat(rows[4][3]).as("2 x: granted / needed").isBetween(1.9, 2.15);
+    assertThat(small[2]).as("d = 100, prior 1,000: the prefix").isEqualTo(14.0 * 512);
+  }
+
+  /** {grants p50, grants max, symbol bytes p50, granted / needed p50} of a row; printed. */
+  private static double[] priorRow(int d, long prior, int trials) throws Exception {
+    long seed = 0x9A10_0000L + d;
+    double[] grants = new double[trials];
+    double[] bytes = new double[trials];
+    double[] over = new double[trials];
+    for (int t = 0; t < trials; t++) {
+      RatelessTrial trial =
+          RatelessTrial.of(SPEC, seed + 7919L * t, d, 0.5, 200, RatelessTrial.log2For(d, 3, 9));
+      Paced r = paced(trial, RatelessPacing.Config.DEFAULT, prior);
+      grants[t] = r.grants();
+      bytes[t] = 14.0 * r.granted();
+      over[t] = r.overshoot();
+    }
+    Arrays.sort(grants);
+    Arrays.sort(bytes);
+    Arrays.sort(over);
+    double[] row = {
+      RatelessTrial.quantile(grants, 0.5),
+      grants[trials - 1],
+      RatelessTrial.quantile(bytes, 0.5),
+      RatelessTrial.quantile(over, 0.5)
+    };
+    System.out.printf(
+        "rateless pacing prior d=%d prior=%d grants p50=%.0f max=%.0f bytes p50=%.0f"
+            + " granted/needed p50=%.3f (seed %d)%n",
+        d, prior, row[0], row[1], row[2], row[3], seed);
+    return row;
   }
 
   /**
