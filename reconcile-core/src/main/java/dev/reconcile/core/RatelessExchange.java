@@ -121,8 +121,6 @@ final class RatelessExchange {
   private final Map<Integer, RatelessDecoder> decoders = new HashMap<>();
   private final Map<Integer, RatelessPacing> pacings = new HashMap<>();
   private final Map<Integer, Integer> grantsBefore = new HashMap<>();
-  // Both sides: the unequal partitions the streams started with (shares of the expected d).
-  private int unequalCount;
   // Both sides: each streaming partition's fingerprint as of its stream's snapshot.
   private final Map<Integer, Fingerprint> snapshotFingerprints = new HashMap<>();
   // Initiator: the responder's fingerprint digest of each partition's snapshot, as it sent them.
@@ -196,23 +194,25 @@ final class RatelessExchange {
   /**
    * The first grant of a stream: the symbols the responder sends unasked (see the class comment).
    */
-  private int firstGrant(int[] members) {
+  private int firstGrant(int[] members, int unequal) {
     return pacing(
-            new RatelessPacing.Config(FIRST_BATCH, 1, 0.25, false), members, expected(members))
+            new RatelessPacing.Config(FIRST_BATCH, 1, 0.25, false),
+            members,
+            expected(members, unequal))
         .firstGrant();
   }
 
   /**
    * The share of the expected difference ({@link SessionContext#expectedDifference}) of the stream
    * of {@code members}: all of it for a group, which holds every unequal partition; else an equal
-   * share of the unequal partitions'. Both sides know both numbers.
+   * share over the {@code unequal} partitions. Both sides know both numbers.
    */
-  private long expected(int[] members) {
+  private long expected(int[] members, int unequal) {
     long e = ctx.expectedDifference;
     if (e <= 0 || groups.containsKey(members[0])) {
       return Math.max(e, 0);
     }
-    int k = Math.max(1, unequalCount);
+    int k = Math.max(1, unequal);
     return (e + k - 1) / k;
   }
 
@@ -250,11 +250,10 @@ final class RatelessExchange {
     for (Part part : parts) {
       part.phase = Part.Phase.STREAMING;
     }
-    unequalCount = parts.size();
     for (int[] members : streamsOf(parts)) {
       CodedSymbols snapshot = symbolsOf(members);
       addSnapshotDigests(chunk, members);
-      int n = Math.min(limit(), firstGrant(members));
+      int n = Math.min(limit(), firstGrant(members, parts.size()));
       streams.put(members[0], snapshot);
       sent.put(members[0], n);
       from.add(snapshot);
@@ -409,10 +408,9 @@ final class RatelessExchange {
     for (Part part : parts) {
       part.phase = Part.Phase.DECODING;
     }
-    unequalCount = parts.size();
     for (int[] members : streamsOf(parts)) {
       decoders.put(members[0], new RatelessDecoder(symbolsOf(members)));
-      RatelessPacing pacing = pacing(ctx.config.pacing(), members, expected(members));
+      RatelessPacing pacing = pacing(ctx.config.pacing(), members, expected(members, parts.size()));
       pacing.firstGrant(); // the batch the responder sends unasked (see firstGrant)
       pacings.put(members[0], pacing);
     }
