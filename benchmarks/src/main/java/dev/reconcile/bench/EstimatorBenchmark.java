@@ -1,11 +1,14 @@
 package dev.reconcile.bench;
 
+import dev.reconcile.core.DifferenceEstimator;
+import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.FormatException;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.wire.Estimator;
 import dev.reconcile.core.wire.EstimatorParams;
-import dev.reconcile.estimator.StrataEstimator;
+import dev.reconcile.estimator.EstimatorKinds;
 import dev.reconcile.estimator.StrataEstimatorFactory;
+import dev.reconcile.estimator.TugOfWarEstimatorFactory;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -20,18 +23,28 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * Strata estimator: add throughput (elements/s) and {@code estimate()} latency (deserialize,
- * subtract, peel from the top stratum) for a difference {@code d}, inputs precomputed.
+ * Difference estimators of both kinds (docs/estimator.md, "Benchmarks"): add throughput
+ * (elements/s, the write path's per-element cost), {@code toProto()} latency (what a round pays to
+ * send its sketch) and {@code estimate()} latency (validate, subtract; the strata estimator also
+ * peels from the top stratum) for a difference {@code d}, inputs precomputed.
+ *
+ * <p>{@code params}: {@code tow2016} is the tug-of-war estimator of 2 016 buckets (kind 2, the
+ * default); {@code SxCkH} a strata estimator of S strata of C cells and H hashes (kind 1), {@code
+ * 18x128k4} its defaults.
  *
  * <pre>
- *   java -jar benchmarks/target/benchmarks.jar EstimatorBenchmark -f 1 -wi 2 -i 3 -w 1s -r 1s
+ *   java -jar benchmarks/target/benchmarks.jar EstimatorBenchmark -f 1 -wi 3 -i 5 -w 1s -r 1s
  * </pre>
  */
 public class EstimatorBenchmark {
   static final int BATCH = 1 << 16;
   static final int COMMON = 100_000;
 
-  static StrataEstimatorFactory factory(String shape) {
+  static EstimatorFactory factory(String shape) {
+    if (shape.startsWith("tow")) {
+      return EstimatorKinds.of(
+          TugOfWarEstimatorFactory.params(Integer.parseInt(shape.substring("tow".length()))));
+    }
     // "strata x cells k hashes", e.g. 32x72k3
     String[] a = shape.split("[xk]");
     return StrataEstimatorFactory.of(
@@ -46,11 +59,11 @@ public class EstimatorBenchmark {
   /** Add throughput: one op = one element added. */
   @State(Scope.Thread)
   public static class AddState {
-    @Param({"18x128k4", "32x72k3"})
+    @Param({"tow2016", "18x128k4", "32x72k3"})
     public String params;
 
     long[] elements;
-    StrataEstimator estimator;
+    DifferenceEstimator estimator;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -67,8 +80,8 @@ public class EstimatorBenchmark {
   @BenchmarkMode(Mode.Throughput)
   @OutputTimeUnit(TimeUnit.SECONDS)
   @OperationsPerInvocation(BATCH)
-  public StrataEstimator add(AddState s) {
-    StrataEstimator e = s.estimator;
+  public DifferenceEstimator add(AddState s) {
+    DifferenceEstimator e = s.estimator;
     for (long x : s.elements) {
       e.add(x);
     }
@@ -84,18 +97,18 @@ public class EstimatorBenchmark {
     @Param({"100", "10000"})
     public int d;
 
-    @Param({"18x128k4", "32x72k3"})
+    @Param({"tow2016", "18x128k4", "32x72k3"})
     public String params;
 
-    StrataEstimator local;
+    DifferenceEstimator local;
     Estimator remote;
 
     @Setup(Level.Trial)
     public void setUp() {
-      StrataEstimatorFactory f = factory(params);
+      EstimatorFactory f = factory(params);
       HashSpec spec = HashSpec.xxh3(7);
       local = f.create(spec);
-      StrataEstimator other = f.create(spec);
+      DifferenceEstimator other = f.create(spec);
       SplittableRandom r = new SplittableRandom(2);
       for (int i = 0; i < COMMON; i++) {
         long x = r.nextLong();
@@ -114,5 +127,13 @@ public class EstimatorBenchmark {
   @OutputTimeUnit(TimeUnit.MICROSECONDS)
   public long estimate(EstimateState s) throws FormatException {
     return s.local.estimate(s.remote).value();
+  }
+
+  /** Serialization latency: the wire form of a sketch of {@code COMMON + d/2} elements. */
+  @Benchmark
+  @BenchmarkMode(Mode.SampleTime)
+  @OutputTimeUnit(TimeUnit.MICROSECONDS)
+  public Estimator toProto(EstimateState s) {
+    return s.local.toProto();
   }
 }
