@@ -21,6 +21,13 @@ public final class RoundReport {
   public long startedAtMillis;
   public long sessionMillis;
   public long durationMillis;
+
+  /** {@link #sessionMillis} in microseconds (truncated): for timings finer than a millisecond. */
+  public long sessionMicros;
+
+  /** {@link #durationMillis} in microseconds (truncated). */
+  public long durationMicros;
+
   public int partitions;
   public int resumedFrom;
   public int fastPath;
@@ -64,9 +71,11 @@ public final class RoundReport {
     r.peer = peer;
     r.role = session.role() == ReconcileSession.Role.INITIATOR ? "initiator" : "responder";
     r.startedAtMillis = System.currentTimeMillis() - (now - startNanos) / 1_000_000;
-    r.durationMillis = (now - startNanos) / 1_000_000;
+    r.durationMicros = (now - startNanos) / 1_000;
+    r.durationMillis = r.durationMicros / 1_000;
     long reconciled = session.reconciledAtNanos();
-    r.sessionMillis = ((reconciled >= 0 ? reconciled : now) - startNanos) / 1_000_000;
+    r.sessionMicros = ((reconciled >= 0 ? reconciled : now) - startNanos) / 1_000;
+    r.sessionMillis = r.sessionMicros / 1_000;
     r.peerNodeId = session.peerNodeId();
     r.dryRun = session.dryRun();
     r.partitions = session.partitions().length;
@@ -114,6 +123,8 @@ public final class RoundReport {
             .put("startedAtMillis", startedAtMillis)
             .put("sessionMillis", sessionMillis)
             .put("durationMillis", durationMillis)
+            .put("sessionMicros", sessionMicros)
+            .put("durationMicros", durationMicros)
             .put("partitions", partitions)
             .put("resumedFrom", resumedFrom)
             .put("fastPath", fastPath)

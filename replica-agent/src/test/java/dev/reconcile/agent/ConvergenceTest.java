@@ -249,6 +249,28 @@ class ConvergenceTest {
   }
 
   @Test
+  void aReportTimesItsSessionAndItsRoundInMicroseconds() throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of());
+      load(a, "k", 0, 300);
+      load(b, "j", 0, 200);
+      long t0 = System.nanoTime();
+      RoundReport r = repair(a, b, true);
+      long wallMicros = (System.nanoTime() - t0) / 1_000;
+      assertThat(r.ok).isTrue();
+      assertThat(r.sessionMicros).isPositive();
+      // A dry run's initiator waits for the responder's Done after its own: the round outlasts
+      // the session, and the caller's wall clock outlasts the round.
+      assertThat(r.durationMicros).isGreaterThan(r.sessionMicros).isLessThanOrEqualTo(wallMicros);
+      assertThat(r.sessionMillis).isEqualTo(r.sessionMicros / 1_000);
+      assertThat(r.durationMillis).isEqualTo(r.durationMicros / 1_000);
+      assertThat(r.toJson().getLong("sessionMicros")).isEqualTo(r.sessionMicros);
+      assertThat(r.toJson().getLong("durationMicros")).isEqualTo(r.durationMicros);
+    }
+  }
+
+  @Test
   void lowEstimatesDoubleTheTableAgainstRealAgents() throws Exception {
     try (AgentCluster c = new AgentCluster(dir)) {
       var low = ExactEstimator.factory(0.01);

@@ -76,6 +76,8 @@ public final class AgentBench {
                 "round",
                 "wall_ms",
                 "session_ms",
+                "session_us",
+                "report_us",
                 "protocol_bytes",
                 "round_trips",
                 "difference",
@@ -134,7 +136,19 @@ public final class AgentBench {
             checkListed(a, b, rep, d);
             int checked = rep.stats.checkedByFingerprint();
             int lookedUp = rep.ratelessPartitions - checked; // rateless partitions looked up
-            csv.row(n, d, r, wall[r], rep.sessionMillis, bytes, rts, diff, checked, lookedUp);
+            csv.row(
+                n,
+                d,
+                r,
+                wall[r],
+                rep.sessionMillis,
+                rep.sessionMicros,
+                rep.durationMicros,
+                bytes,
+                rts,
+                diff,
+                checked,
+                lookedUp);
           }
           Latency l =
               new Latency(
