@@ -1,5 +1,6 @@
 package dev.reconcile.cli;
 
+import dev.reconcile.agent.store.RocksDbLibrary;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +40,7 @@ final class RocksDbSource implements RecordSource {
     if (!Files.isRegularFile(path.resolve("CURRENT"))) {
       throw new CliException(label + ": not a RocksDB database (no CURRENT file)");
     }
-    RocksDB.loadLibrary();
+    RocksDbLibrary.load();
     try (Options options = new Options();
         Logger quiet = new DiscardingLogger()) {
       options.setCreateIfMissing(false).setLogger(quiet);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -192,6 +193,57 @@ class ShadedJarIT {
     assertThat(Files.readString(log, StandardCharsets.UTF_8))
         .contains("Loaded library " + lib + ",")
         .doesNotContain("Loaded library " + tmp);
+  }
+
+  /**
+   * Run as {@code java -jar}, without the launcher, a process that opens a store (the demo's two
+   * agents) loads RocksDB's JNI library from the user's cache ({@code RocksDbLibrary}), copied
+   * there once per jar, and never from a copy in {@code java.io.tmpdir}, which a killed process
+   * would leave behind. A second run loads the same copy without writing it again.
+   */
+  @Test
+  void jarRunWithoutTheLauncherLoadsRocksDbsLibraryFromTheUsersCache() throws Exception {
+    Path tmp = Files.createDirectories(dir.resolve("tmp"));
+    Path cache = dir.resolve("cache");
+    Path log = dir.resolve("library.log");
+    List<String> cmd =
+        List.of(
+            AgentJvm.JAVA.toString(),
+            "-Xlog:library=info:file=" + log,
+            "-Djava.io.tmpdir=" + tmp,
+            "-jar",
+            JAR.toString(),
+            "demo",
+            "--keys",
+            "200",
+            "--dir",
+            dir.resolve("demo").toString());
+    Proc p = exec(cmd, Map.of("XDG_CACHE_HOME", cache.toString()));
+    assertThat(p.status()).as(p.err()).isZero();
+    assertThat(p.out()).contains("replicas MATCH");
+    Path lib;
+    try (Stream<Path> found = Files.walk(cache.resolve("reconcile").resolve("native"))) {
+      lib =
+          found
+              .filter(f -> f.getFileName().toString().equals("librocksdbjni-linux64.so"))
+              .findFirst()
+              .orElseThrow();
+    }
+    String loaded = Files.readString(log, StandardCharsets.UTF_8);
+    assertThat(loaded)
+        .contains("Loaded library " + lib.getParent())
+        .doesNotContain("Loaded library " + tmp);
+    try (Stream<Path> left = Files.list(tmp)) {
+      assertThat(left.map(f -> f.getFileName().toString()))
+          .noneMatch(n -> n.startsWith("librocksdbjni"));
+    }
+    FileTime copied = Files.getLastModifiedTime(lib);
+    Files.delete(log);
+    Proc again = exec(cmd, Map.of("XDG_CACHE_HOME", cache.toString()));
+    assertThat(again.status()).as(again.err()).isZero();
+    assertThat(Files.readString(log, StandardCharsets.UTF_8))
+        .contains("Loaded library " + lib.getParent());
+    assertThat(Files.getLastModifiedTime(lib)).isEqualTo(copied);
   }
 
   @Test

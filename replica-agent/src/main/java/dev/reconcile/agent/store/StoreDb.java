@@ -56,7 +56,7 @@ final class StoreDb {
   static final byte[] META = ascii("meta");
 
   static {
-    RocksDB.loadLibrary();
+    RocksDbLibrary.load();
   }
 
   final StoreOptions options;

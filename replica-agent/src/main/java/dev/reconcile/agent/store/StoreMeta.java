@@ -171,7 +171,7 @@ final class StoreMeta {
     if (!Files.isDirectory(abs) || !Files.exists(abs.resolve("CURRENT"))) {
       throw new StoreException("no store at " + abs + " (no RocksDB CURRENT file)");
     }
-    RocksDB.loadLibrary();
+    RocksDbLibrary.load();
     List<byte[]> families;
     try (Options o = new Options()) {
       families = RocksDB.listColumnFamilies(o, abs.toString());
