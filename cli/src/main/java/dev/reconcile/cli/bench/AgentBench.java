@@ -125,7 +125,7 @@ public final class AgentBench {
             long s = System.nanoTime();
             RoundReport rep = round(a, peer, true);
             wall[r] = (System.nanoTime() - s) / 1e6;
-            session[r] = rep.sessionMillis;
+            session[r] = rep.sessionMicros / 1_000.0; // ms, not truncated to whole ones
             bytes = rep.stats.bytesTotal();
             rts = rep.stats.roundTrips();
             long diff = rep.missingLocal + rep.missingRemote;
@@ -173,7 +173,7 @@ public final class AgentBench {
               rts);
           log.accept(
               String.format(
-                  "latency n=%,d d=%,d: median %.1f ms wall, %.0f ms session (%d rounds), %,d protocol bytes; %d rounds retried so far",
+                  "latency n=%,d d=%,d: median %.1f ms wall, %.2f ms session (%d rounds), %,d protocol bytes; %d rounds retried so far",
                   n, d, l.wallMillisMedian(), l.sessionMillisMedian(), rounds, bytes, retries));
           result.add(l);
         } finally {

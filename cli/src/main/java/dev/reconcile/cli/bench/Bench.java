@@ -220,7 +220,7 @@ public final class Bench {
       b.append(
           String.format(
               Locale.ROOT,
-              "latency n=%d d=%d: median %.1f ms wall, %.1f ms session over %d rounds%n",
+              "latency n=%d d=%d: median %.1f ms wall, %.2f ms session over %d rounds%n",
               l.n(),
               l.d(),
               l.wallMillisMedian(),
