@@ -5,15 +5,22 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.jar.JarFile;
+import java.util.regex.Pattern;
 import java.util.zip.ZipEntry;
 import org.rocksdb.RocksDB;
 import org.rocksdb.util.Environment;
@@ -33,7 +40,10 @@ import org.slf4j.LoggerFactory;
  * directory holds (no read of the library to name it), and loads it from there. The folders are the
  * user's own ({@code rwx------} where they are made); a copy is written to a temporary file and
  * renamed into place, so a process that finds the file finds it whole, and one whose size differs
- * from the entry's is written again.
+ * from the entry's is written again. Each load marks its folder used (its modification time); the
+ * folders of other jars unused for {@link #UNUSED_FOR} are removed, so upgrades do not pile up 15
+ * MB each. A process still running from such a jar keeps the library it mapped; started again, it
+ * copies it again.
  *
  * <p>The copy is loaded through {@code RocksDB.loadLibrary(List)}, the one call that marks the
  * library loaded for RocksJava (after a bare {@code System.load} its {@code loadLibrary()} would
@@ -51,6 +61,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class RocksDbLibrary {
   private static final Logger LOG = LoggerFactory.getLogger(RocksDbLibrary.class);
+
+  /** A folder of another jar's library unused this long is removed by the next load. */
+  static final Duration UNUSED_FOR = Duration.ofDays(30);
+
+  /** The folder names this class makes: the entry's CRC-32 in hex, a dash, its size. */
+  private static final Pattern FOLDER = Pattern.compile("[0-9a-f]{8}-[0-9]+");
 
   private static volatile boolean loaded;
 
@@ -149,6 +165,8 @@ public final class RocksDbLibrary {
       if (!Files.isRegularFile(lib) || Files.size(lib) != e.getSize()) {
         copy(j, e, dir, lib);
       }
+      Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
+      removeUnused(root, dir, Instant.now().minus(UNUSED_FOR));
       String looked = Environment.getJniLibraryFileName("rocksdbjni");
       Path link = dir.resolve(looked);
       if (!looked.equals(name) && !Files.isSymbolicLink(link)) {
@@ -159,6 +177,38 @@ public final class RocksDbLibrary {
         }
       }
       return Optional.of(dir);
+    }
+  }
+
+  /**
+   * Removes the folders under {@code root}, other than {@code keep}, that this class made and that
+   * were last used before {@code before}; a folder that cannot be removed is left (and logged).
+   */
+  static void removeUnused(Path root, Path keep, Instant before) {
+    List<Path> old = new ArrayList<>();
+    try (DirectoryStream<Path> folders = Files.newDirectoryStream(root)) {
+      for (Path f : folders) {
+        if (!f.equals(keep)
+            && FOLDER.matcher(f.getFileName().toString()).matches()
+            && Files.isDirectory(f, LinkOption.NOFOLLOW_LINKS)
+            && Files.getLastModifiedTime(f).toInstant().isBefore(before)) {
+          old.add(f);
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("cannot list {}: {}", root, e.toString());
+      return;
+    }
+    for (Path f : old) {
+      try (DirectoryStream<Path> files = Files.newDirectoryStream(f)) {
+        for (Path file : files) {
+          Files.deleteIfExists(file);
+        }
+        Files.deleteIfExists(f);
+        LOG.info("removed {}: another jar's copy of RocksDB's library, unused since {}", f, before);
+      } catch (IOException e) {
+        LOG.warn("cannot remove {} (an unused copy of RocksDB's library): {}", f, e.toString());
+      }
     }
   }
 

@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.jar.JarFile;
@@ -98,6 +100,41 @@ class RocksDbLibraryTest {
     Files.write(lib, new byte[100]);
     assertThat(RocksDbLibrary.extract(rocksJar(), NAME, root)).isEqualTo(first);
     assertThat(Files.size(lib)).isEqualTo(entrySize());
+  }
+
+  /** Each load marks its folder used; other jars' folders unused for 30 days go. */
+  @Test
+  void foldersOfOtherJarsUnusedFor30DaysAreRemoved() throws Exception {
+    Path root = dir.resolve("native");
+    Instant now = Instant.now();
+    Path old = folder(root, "0badc0de-15000000", now.minus(Duration.ofDays(31)));
+    Path recent = folder(root, "0badf00d-15000001", now.minus(Duration.ofDays(29)));
+    Path notOurs = folder(root, "notes", now.minus(Duration.ofDays(400)));
+    Path current = RocksDbLibrary.extract(rocksJar(), NAME, root).orElseThrow();
+
+    assertThat(old).doesNotExist();
+    assertThat(recent.resolve(NAME)).isRegularFile();
+    assertThat(notOurs.resolve(NAME)).as("a folder this class did not name").isRegularFile();
+    assertThat(current.resolve(NAME)).isRegularFile();
+    assertThat(Files.getLastModifiedTime(current).toInstant())
+        .as("marked used by the load")
+        .isAfterOrEqualTo(now.minusSeconds(1));
+
+    // The current folder itself, even when its mark is old, is kept and marked again.
+    Files.setLastModifiedTime(current, FileTime.from(now.minus(Duration.ofDays(90))));
+    assertThat(RocksDbLibrary.extract(rocksJar(), NAME, root)).contains(current);
+    assertThat(current.resolve(NAME)).isRegularFile();
+    assertThat(Files.getLastModifiedTime(current).toInstant())
+        .isAfterOrEqualTo(now.minusSeconds(1));
+  }
+
+  /** A folder under {@code root} holding a library file and its link, last used at {@code used}. */
+  private static Path folder(Path root, String name, Instant used) throws Exception {
+    Path f = Files.createDirectories(root.resolve(name));
+    Files.writeString(f.resolve(NAME), "x");
+    Files.createSymbolicLink(f.resolve("link.so"), Path.of(NAME));
+    Files.setLastModifiedTime(f, FileTime.from(used));
+    return f;
   }
 
   @Test
