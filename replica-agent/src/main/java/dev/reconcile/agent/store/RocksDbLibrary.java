@@ -165,7 +165,12 @@ public final class RocksDbLibrary {
       if (!Files.isRegularFile(lib) || Files.size(lib) != e.getSize()) {
         copy(j, e, dir, lib);
       }
-      Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
+      try {
+        Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
+      } catch (IOException notOurs) {
+        // a cache folder this user may read but not write: the library is still there to load
+        LOG.debug("cannot mark {} used: {}", dir, notOurs.toString());
+      }
       removeUnused(root, dir, Instant.now().minus(UNUSED_FOR));
       String looked = Environment.getJniLibraryFileName("rocksdbjni");
       Path link = dir.resolve(looked);
@@ -205,7 +210,10 @@ public final class RocksDbLibrary {
           Files.deleteIfExists(file);
         }
         Files.deleteIfExists(f);
-        LOG.info("removed {}: another jar's copy of RocksDB's library, unused since {}", f, before);
+        LOG.info(
+            "removed {}: another jar's copy of RocksDB's library, unused for {} days or more",
+            f,
+            UNUSED_FOR.toDays());
       } catch (IOException e) {
         LOG.warn("cannot remove {} (an unused copy of RocksDB's library): {}", f, e.toString());
       }
