@@ -1,7 +1,7 @@
 package dev.reconcile.cli;
 
+import dev.reconcile.agent.store.RocksDbLibrary;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,8 +14,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipFile;
 
 /**
  * The JVM options {@code bin/reconcile} gives an agent process, for the tools that start agent
@@ -172,15 +170,8 @@ public final class AgentJvm {
     if (name.isEmpty()) {
       return Optional.empty();
     }
-    try (ZipFile z = new ZipFile(jar.toFile())) {
-      ZipEntry e = z.getEntry(name.get());
-      if (e == null) {
-        return Optional.empty();
-      }
-      Files.createDirectories(dir);
-      try (InputStream in = z.getInputStream(e)) {
-        Files.copy(in, dir.resolve(name.get()), StandardCopyOption.REPLACE_EXISTING);
-      }
+    if (!RocksDbLibrary.copyOut(jar, name.get(), dir)) {
+      return Optional.empty();
     }
     return Optional.of("-Djava.library.path=" + dir.toAbsolutePath());
   }

@@ -163,7 +163,8 @@ public final class RocksDbLibrary {
       Path dir = root.resolve(String.format("%08x-%d", e.getCrc(), e.getSize()));
       Path lib = dir.resolve(name);
       if (!Files.isRegularFile(lib) || Files.size(lib) != e.getSize()) {
-        copy(j, e, dir, lib);
+        createPrivate(dir);
+        copy(j, e, lib);
       }
       try {
         Files.setLastModifiedTime(dir, FileTime.from(Instant.now()));
@@ -220,10 +221,26 @@ public final class RocksDbLibrary {
     }
   }
 
-  /** Entry {@code e} of {@code j} into {@code lib}: a temporary file, then a rename. */
-  private static void copy(JarFile j, ZipEntry e, Path dir, Path lib) throws IOException {
-    createPrivate(dir);
-    Path tmp = Files.createTempFile(dir, e.getName(), ".part");
+  /**
+   * Copies entry {@code name} of {@code jar} into {@code dir} (made if missing) under the same
+   * name, as {@link #extract} does: a temporary file, then a rename. False, and nothing made, when
+   * the jar has no such entry.
+   */
+  public static boolean copyOut(Path jar, String name, Path dir) throws IOException {
+    try (JarFile j = new JarFile(jar.toFile(), false)) {
+      ZipEntry e = j.getEntry(name);
+      if (e == null) {
+        return false;
+      }
+      Files.createDirectories(dir);
+      copy(j, e, dir.resolve(name));
+      return true;
+    }
+  }
+
+  /** Entry {@code e} of {@code j} into {@code lib}: a temporary file beside it, then a rename. */
+  private static void copy(JarFile j, ZipEntry e, Path lib) throws IOException {
+    Path tmp = Files.createTempFile(lib.getParent(), e.getName(), ".part");
     try {
       try (InputStream in = j.getInputStream(e)) {
         Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
