@@ -238,10 +238,19 @@ public final class CodedSymbols {
 
   /** {@code this += other}, symbol by symbol; same spec and size. */
   public void add(CodedSymbols other) {
+    addRange(other, 0, size);
+  }
+
+  /** {@code this += other} for symbols {@code [from, to)} only; same spec and size. */
+  public void addRange(CodedSymbols other, int from, int to) {
     requireCompatible(other);
+    if (from < 0 || from > to || to > size) {
+      throw new IndexOutOfBoundsException(
+          "symbols [" + from + ", " + to + ") of a prefix of " + size);
+    }
     long[] a = w;
     long[] b = other.w;
-    for (int k = 0; k < a.length; k += 2) {
+    for (int k = from << 1, end = to << 1; k < end; k += 2) {
       a[k] ^= b[k];
       long x = a[k + 1];
       long y = b[k + 1];

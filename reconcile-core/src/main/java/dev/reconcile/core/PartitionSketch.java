@@ -131,6 +131,16 @@ public final class PartitionSketch {
     }
   }
 
+  /**
+   * Adds the coded symbols {@code [from, to)} to {@code snapshot} ({@link
+   * SymbolSnapshot#addRange}); nothing without a rateless prefix.
+   */
+  public void addSymbolsTo(SymbolSnapshot snapshot, int from, int to) {
+    if (symbols != null && from < to) {
+      snapshot.addRange(symbols, from, to);
+    }
+  }
+
   /** A copy of the coded symbols, or null without a rateless prefix. */
   public CodedSymbols symbolsCopy() {
     return symbols == null ? null : symbols.copy();

@@ -26,16 +26,18 @@ public interface PartitionSketches {
   }
 
   /**
-   * Adds the partition's maintained coded symbols to {@code sum} ({@link CodedSymbols#add}), as of
-   * one instant, and returns the partition's fingerprint as of that same instant: a stream's
-   * snapshot and the fingerprint a decode of it is checked against (RatelessExchange). A store
-   * written concurrently must read both under one lock; the default reads {@link #fingerprint} and
-   * then adds a {@link #symbols} copy, which is exact only while nothing writes (a write in between
-   * makes the check fail, and the session then looks the decoded elements up instead).
+   * Adds the partition's maintained coded symbols to {@code snapshot} as of one instant, and
+   * returns the partition's fingerprint as of that same instant: a stream's snapshot and the
+   * fingerprint a decode of it is checked against (RatelessExchange). A store written concurrently
+   * must read both under one lock; it may join the partition as a {@link SymbolSnapshot.Member}
+   * that adds its symbols as the stream reaches them and all the rest before any write changes
+   * them. The default reads {@link #fingerprint} and then adds a {@link #symbols} copy at once,
+   * which is exact only while nothing writes (a write in between makes the check fail, and the
+   * session then looks the decoded elements up instead).
    */
-  default Fingerprint addSymbols(int partition, CodedSymbols sum) {
+  default Fingerprint addSymbols(int partition, SymbolSnapshot snapshot) {
     Fingerprint f = fingerprint(partition);
-    sum.add(symbols(partition));
+    snapshot.addAll(symbols(partition));
     return f;
   }
 

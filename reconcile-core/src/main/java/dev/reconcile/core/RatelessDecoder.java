@@ -56,7 +56,7 @@ import java.util.Arrays;
  * <p>[1] L. Yang, Y. Gilad, M. Alizadeh, "Practical Rateless Set Reconciliation", ACM SIGCOMM 2024.
  *
  * <p>Not thread-safe. The local prefix must not change while the decoder uses it: decode against a
- * {@link CodedSymbols#copy()} taken when the session starts.
+ * {@link CodedSymbols#copy()} taken when the session starts, or a {@link SymbolSnapshot}.
  */
 public final class RatelessDecoder {
   private static final int NONE = -1;
@@ -64,6 +64,7 @@ public final class RatelessDecoder {
   private final HashSpec spec;
   private final long[] local;
   private final int limit;
+  private final SymbolSnapshot snapshot; // null: local is complete
 
   private long[] w = new long[0];
   private short[] raw = new short[0];
@@ -95,6 +96,27 @@ public final class RatelessDecoder {
     this.spec = local.spec();
     this.local = local.words();
     this.limit = local.size();
+    this.snapshot = null;
+  }
+
+  /**
+   * A decoder against {@code local}, whose symbols it makes ready ({@link SymbolSnapshot#ensure})
+   * as the peer's arrive: a stream reads {@code O(r)} of the local prefix for {@code r} symbols
+   * received, not all {@code M}.
+   */
+  public RatelessDecoder(SymbolSnapshot local) {
+    CodedSymbols sum = local.symbols();
+    this.spec = sum.spec();
+    this.local = sum.words();
+    this.limit = sum.size();
+    this.snapshot = local;
+  }
+
+  /** The local snapshot is no longer read (see {@link SymbolSnapshot#release}); idempotent. */
+  public void release() {
+    if (snapshot != null) {
+      snapshot.release();
+    }
   }
 
   /** {@link #receive(int, ByteBuffer)} of a whole array. */
@@ -118,6 +140,9 @@ public final class RatelessDecoder {
     int n = PackedSymbols.symbolCount(from, packed, received, limit);
     int to = from + n;
     ensureCapacity(to);
+    if (snapshot != null) {
+      snapshot.ensure(to);
+    }
     ByteBuffer b = packed.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     long[] w = this.w;
     long[] local = this.local;

@@ -67,7 +67,8 @@ import java.util.Map;
  *
  * A partial decode is never used. Each side streams from a snapshot of its symbols taken when the
  * stream starts, and reads each partition's fingerprint at the same instant ({@link
- * PartitionSketches#addSymbols}).
+ * PartitionSketches#addSymbols}); the snapshot's symbols are copied as the stream reaches them
+ * ({@link SymbolSnapshot}), and released when the streams are over ({@link #release}).
  *
  * <h2>Checking a decode</h2>
  *
@@ -115,7 +116,7 @@ final class RatelessExchange {
   // Both sides: the partitions of each group stream, by the group's lowest partition.
   private final Map<Integer, int[]> groups = new HashMap<>();
   // Responder: the snapshot each stream is sent from, and how far it was sent.
-  private final Map<Integer, CodedSymbols> streams = new HashMap<>();
+  private final Map<Integer, SymbolSnapshot> streams = new HashMap<>();
   private final Map<Integer, Integer> sent = new HashMap<>();
   // Initiator: a decoder and a pacing per stream; grants of split groups (round trips).
   private final Map<Integer, RatelessDecoder> decoders = new HashMap<>();
@@ -220,12 +221,33 @@ final class RatelessExchange {
    * The symbols of a stream of {@code members}: a copy of this side's, summed over a group; each
    * member's fingerprint of the same instant is kept ({@link #snapshotFingerprints}).
    */
-  private CodedSymbols symbolsOf(int[] members) {
-    CodedSymbols sum = new CodedSymbols(ctx.params.spec(), ctx.params.ratelessLog2());
-    for (int p : members) {
-      snapshotFingerprints.put(p, ctx.local.addSymbols(p, sum));
+  private SymbolSnapshot symbolsOf(int[] members) {
+    SymbolSnapshot sum = new SymbolSnapshot(ctx.params.spec(), ctx.params.ratelessLog2());
+    try {
+      for (int p : members) {
+        snapshotFingerprints.put(p, ctx.local.addSymbols(p, sum));
+      }
+    } catch (RuntimeException e) {
+      Releases.rethrow(Releases.run(sum::release, e));
     }
     return sum;
+  }
+
+  /**
+   * Both sides, when the streams are over (every partition settled, or the session failed): the
+   * snapshots are released, so that the store's writes no longer copy symbols for them.
+   */
+  void release() {
+    RuntimeException first = null;
+    for (SymbolSnapshot s : streams.values()) {
+      first = Releases.run(s::release, first);
+    }
+    streams.clear();
+    for (RatelessDecoder d : decoders.values()) {
+      first = Releases.run(d::release, first);
+    }
+    decoders.clear();
+    Releases.rethrow(first);
   }
 
   /** Responder: the digests of the snapshots of {@code members}, for the initiator's check. */
@@ -244,14 +266,14 @@ final class RatelessExchange {
     if (parts.isEmpty()) {
       return;
     }
-    List<CodedSymbols> from = new ArrayList<>();
+    List<SymbolSnapshot> from = new ArrayList<>();
     List<int[]> ranges = new ArrayList<>();
     SymbolChunk.Builder chunk = SymbolChunk.newBuilder();
     for (Part part : parts) {
       part.phase = Part.Phase.STREAMING;
     }
     for (int[] members : streamsOf(parts)) {
-      CodedSymbols snapshot = symbolsOf(members);
+      SymbolSnapshot snapshot = symbolsOf(members);
       addSnapshotDigests(chunk, members);
       int n = Math.min(limit(), firstGrant(members, parts.size()));
       streams.put(members[0], snapshot);
@@ -281,7 +303,7 @@ final class RatelessExchange {
         throw new ProtocolException(
             Code.MALFORMED, "SymbolRequest splits " + g + ", which is no group stream");
       }
-      streams.remove(g);
+      streams.remove(g).release();
       sent.remove(g);
       for (int p : members) {
         starting.put(p, false);
@@ -296,7 +318,7 @@ final class RatelessExchange {
               + (streams.size() + starting.size())
               + " are open");
     }
-    List<CodedSymbols> from = new ArrayList<>();
+    List<SymbolSnapshot> from = new ArrayList<>();
     List<int[]> ranges = new ArrayList<>();
     SymbolChunk.Builder chunk = SymbolChunk.newBuilder();
     for (int j = 0; j < r.getPartitionsCount(); j++) {
@@ -314,7 +336,7 @@ final class RatelessExchange {
         addSnapshotDigests(chunk, alone);
         sent.put(p, 0);
       }
-      CodedSymbols s = streams.get(p);
+      SymbolSnapshot s = streams.get(p);
       if (s == null || Boolean.TRUE.equals(started)) {
         throw new ProtocolException(
             Code.MALFORMED,
@@ -364,7 +386,7 @@ final class RatelessExchange {
                 + p
                 + (groups.containsKey(p) ? ", a group stream" : " in phase " + part.phase));
       }
-      streams.remove(p);
+      streams.remove(p).release();
       parts.add(part);
     }
     tables.offer(parts);
@@ -382,11 +404,11 @@ final class RatelessExchange {
         ctx.settle(part, PartitionOutcome.Path.RATELESS);
       }
     }
-    streams.clear();
+    release();
   }
 
   private static SymbolChunk.Builder pack(
-      SymbolChunk.Builder chunk, List<CodedSymbols> from, List<int[]> ranges) {
+      SymbolChunk.Builder chunk, List<SymbolSnapshot> from, List<int[]> ranges) {
     long total = 0;
     for (int[] r : ranges) {
       total += r[2] - r[1];
@@ -395,7 +417,9 @@ final class RatelessExchange {
     for (int j = 0; j < ranges.size(); j++) {
       int[] r = ranges.get(j);
       chunk.addPartitions(r[0]).addFirsts(r[1]).addCounts(r[2] - r[1]);
-      PackedSymbols.write(from.get(j), r[1], r[2], out);
+      SymbolSnapshot s = from.get(j);
+      s.ensure(r[2]);
+      PackedSymbols.write(s.symbols(), r[1], r[2], out);
     }
     out.flip();
     return chunk.setSymbols(com.google.protobuf.UnsafeByteOperations.unsafeWrap(out));
@@ -479,7 +503,7 @@ final class RatelessExchange {
       }
       if (dec.exhausted() || beyondThePrefix(dec, pacing)) {
         fallback.addPartitions(p);
-        decoders.remove(p);
+        decoders.remove(p).release();
         pacings.remove(p);
         part.phase = Part.Phase.WAIT_OFFER;
         continue;
@@ -582,7 +606,7 @@ final class RatelessExchange {
     double d = Math.max(pacing.estimate(dec).d(), dec.recovered());
     long prior = (long) Math.ceil(d / members.length);
     groups.remove(id);
-    decoders.remove(id);
+    decoders.remove(id).release();
     pacings.remove(id);
     more.addSplit(id);
     ctx.stats.splits++;
@@ -612,7 +636,7 @@ final class RatelessExchange {
       distribute(members, dec.onlyHere(), true);
       distribute(members, dec.onlyThere(), false);
     }
-    decoders.remove(id);
+    decoders.remove(id).release();
     pacings.remove(id);
     groups.remove(id);
     ctx.stats.roundTrips =

@@ -369,6 +369,7 @@ public final class ReconcileSession {
 
   /** Initiator: every unequal partition is settled. */
   private void onAllSettled() {
+    rateless.release();
     ctx.queue(Envelope.newBuilder().setDone(Done.getDefaultInstance()));
     reconciledNanos = System.nanoTime();
     if (ctx.dryRun) {
@@ -389,6 +390,7 @@ public final class ReconcileSession {
     if (ctx.dryRun) {
       rateless.settleStreamsOfADryRun();
     }
+    rateless.release();
     for (Part part : ctx.parts.values()) {
       if (part.phase != Part.Phase.SETTLED) {
         throw new ProtocolException(
@@ -455,6 +457,7 @@ public final class ReconcileSession {
           Envelope.newBuilder().setRefusal(Refusal.newBuilder().setCode(code).setMessage(message)));
     }
     first = Releases.run(digests::closeAll, first);
+    first = Releases.run(rateless::release, first);
     first = Releases.run(repair::release, first);
     Releases.rethrow(first);
   }

@@ -20,42 +20,11 @@ class DecodeCheckTest {
   private static final EstimatorFactory F = ExactEstimator.factory(1.0);
 
   /** The initiator's sketches, counting the elements it looks up. */
-  static final class Counting implements PartitionSketches {
-    final MemorySketches inner;
+  static final class Counting extends DelegatingSketches {
     long lookedUp;
 
     Counting(MemorySketches inner) {
-      this.inner = inner;
-    }
-
-    @Override
-    public SketchParams params() {
-      return inner.params();
-    }
-
-    @Override
-    public Fingerprint fingerprint(int partition) {
-      return inner.fingerprint(partition);
-    }
-
-    @Override
-    public DifferenceEstimator estimator(int partition) {
-      return inner.estimator(partition);
-    }
-
-    @Override
-    public Iblt iblt(int partition, IbltShape shape) {
-      return inner.iblt(partition, shape);
-    }
-
-    @Override
-    public CodedSymbols symbols(int partition) {
-      return inner.symbols(partition);
-    }
-
-    @Override
-    public boolean hasSymbols() {
-      return inner.hasSymbols();
+      super(inner);
     }
 
     @Override
@@ -68,11 +37,6 @@ class DecodeCheckTest {
     public boolean[] containsAll(int partition, long[] elements) {
       lookedUp += elements.length;
       return inner.containsAll(partition, elements);
-    }
-
-    @Override
-    public ElementCursor sortedElements(int partition) {
-      return inner.sortedElements(partition);
     }
   }
 

@@ -8,6 +8,10 @@ import dev.reconcile.core.Iblt;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.PartitionSketch;
 import dev.reconcile.core.SketchParams;
+import dev.reconcile.core.SymbolSnapshot;
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -23,8 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #PENDING} entries; {@link SymbolUpkeep}'s thread applies the buffers off the write path.
  * The symbols are linear, so the order of updates does not matter, only that every update is
  * applied before anyone reads them: every reader of the symbols ({@link #symbolsCopy}, {@link
- * #addSymbolsTo}, {@link #copy}) applies what is pending first, under the monitor, so it sees every
- * write acknowledged before it exactly as if the updates were immediate.
+ * #addSymbolsTo(SymbolSnapshot)}, {@link #copy}) applies what is pending first, under the monitor,
+ * so it sees every write acknowledged before it exactly as if the updates were immediate.
  *
  * <p>Locks: the monitor guards the sketch's other parts and the pending buffer; {@code symbolsLock}
  * guards the symbols. Anyone holding both takes the monitor first. The upkeep thread takes the
@@ -33,6 +37,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * next waits on {@code symbolsLock} until that buffer is in. A writer that finds the buffer full
  * applies it itself (the upkeep thread is behind: the write path then costs what it costs without
  * deferral, and memory stays bounded).
+ *
+ * <h2>Streams' snapshots, copied on write</h2>
+ *
+ * A rateless stream's snapshot ({@link #addSymbolsTo(SymbolSnapshot)}) copies nothing at its
+ * instant: the partition joins it as a member that owes its symbols ({@link SymbolSnapshot}). The
+ * stream has them added as it reaches them ({@link SymbolSnapshot.Member#extend}); the symbols are
+ * still those of the instant, because before anything changes them ({@link #beforeSymbolsChange},
+ * called by every symbol update) each snapshot still owed is given all the rest and forgotten. So a
+ * round whose partitions nobody writes meanwhile copies {@code O(d)} symbols instead of {@code M}
+ * per partition, and one that meets a write pays the copy once, on the thread that applies it (the
+ * upkeep thread, in the deferred mode). The snapshots owed are guarded by the lock that guards the
+ * symbols' updates: {@code symbolsLock} in the deferred mode, the monitor when updates are
+ * immediate; joining, extending and releasing take both. They are held weakly: a session dropped
+ * without {@link SymbolSnapshot#release} costs nothing once collected.
  */
 final class PartitionState {
   /** Most queued symbol updates per partition. */
@@ -48,6 +66,8 @@ final class PartitionState {
   private long[] pendingC;
   private byte[] pendingD;
   private int pending;
+  private final List<WeakReference<Owed>> owed = new ArrayList<>(2);
+  private final int symbolCount;
 
   PartitionState(SketchParams params, EstimatorFactory estimators) {
     this(params, estimators, null);
@@ -59,6 +79,7 @@ final class PartitionState {
    */
   PartitionState(SketchParams params, EstimatorFactory estimators, Runnable wake) {
     this.sketch = new PartitionSketch(params, estimators);
+    this.symbolCount = 1 << params.ratelessLog2();
     this.wake = sketch.hasSymbols() ? wake : null;
   }
 
@@ -94,6 +115,7 @@ final class PartitionState {
   /** Holding the monitor. */
   private void update(long element, int delta) {
     if (wake == null) {
+      beforeSymbolsChange();
       if (delta > 0) {
         sketch.add(element);
       } else {
@@ -130,7 +152,78 @@ final class PartitionState {
 
   /** Holding {@code symbolsLock}. */
   private void apply(long[] xs, long[] cs, byte[] ds, int n) {
+    beforeSymbolsChange();
     sketch.updateSymbolsAll(xs, cs, ds, n);
+  }
+
+  /**
+   * Holding the lock that guards symbol updates, before they change: each snapshot still owed its
+   * symbols takes all the rest now, and is forgotten (see the class comment).
+   */
+  private void beforeSymbolsChange() {
+    if (owed.isEmpty()) {
+      return;
+    }
+    for (WeakReference<Owed> r : owed) {
+      Owed o = r.get();
+      if (o != null) {
+        o.addUpTo(symbolCount);
+      }
+    }
+    owed.clear();
+  }
+
+  /** A snapshot this partition owes its symbols from {@code from} up. */
+  private final class Owed implements SymbolSnapshot.Member {
+    private final SymbolSnapshot snapshot;
+    private int from; // guarded as the list of snapshots owed
+
+    Owed(SymbolSnapshot snapshot) {
+      this.snapshot = snapshot;
+    }
+
+    /** Holding the lock that guards symbol updates. */
+    void addUpTo(int to) {
+      if (from < to) {
+        sketch.addSymbolsTo(snapshot, from, to);
+        from = to;
+      }
+    }
+
+    @Override
+    public void extend(int to) {
+      synchronized (PartitionState.this) {
+        symbolsLock.lock();
+        try {
+          addUpTo(to); // after a change, from is already M: nothing is added
+        } finally {
+          symbolsLock.unlock();
+        }
+      }
+    }
+
+    @Override
+    public void release() {
+      synchronized (PartitionState.this) {
+        symbolsLock.lock();
+        try {
+          owed.removeIf(r -> r.get() == null || r.get() == this);
+        } finally {
+          symbolsLock.unlock();
+        }
+      }
+    }
+  }
+
+  /** Snapshots this partition still owes symbols (for tests). */
+  synchronized int snapshotsOwed() {
+    symbolsLock.lock();
+    try {
+      owed.removeIf(r -> r.get() == null);
+      return owed.size();
+    } finally {
+      symbolsLock.unlock();
+    }
   }
 
   /**
@@ -189,14 +282,20 @@ final class PartitionState {
   }
 
   /**
-   * Adds the coded symbols to {@code sum}, atomically with respect to writes, and returns the
-   * fingerprint of the same instant (both read under the monitor, every write applied).
+   * Joins {@code snapshot} as a member owing its symbols as of now (every write applied, none
+   * copied yet; see the class comment) and returns the fingerprint of the same instant. Without a
+   * rateless prefix nothing is owed.
    */
-  synchronized Fingerprint addSymbolsTo(CodedSymbols sum) {
+  synchronized Fingerprint addSymbolsTo(SymbolSnapshot snapshot) {
     symbolsLock.lock();
     try {
       applyPendingIfAny();
-      sketch.addSymbolsTo(sum);
+      if (sketch.hasSymbols()) {
+        Owed o = new Owed(snapshot);
+        owed.removeIf(r -> r.get() == null);
+        owed.add(new WeakReference<>(o));
+        snapshot.owe(o);
+      }
       return sketch.fingerprint();
     } finally {
       symbolsLock.unlock();

@@ -9,6 +9,7 @@ import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.PartitionSketch;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.SketchParams;
+import dev.reconcile.core.SymbolSnapshot;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
@@ -256,9 +257,9 @@ final class StoreSketches implements PartitionSketches {
   }
 
   @Override
-  public Fingerprint addSymbols(int partition, CodedSymbols sum) {
+  public Fingerprint addSymbols(int partition, SymbolSnapshot snapshot) {
     s.checkPartition(partition);
-    return states[partition].addSymbolsTo(sum);
+    return states[partition].addSymbolsTo(snapshot);
   }
 
   @Override

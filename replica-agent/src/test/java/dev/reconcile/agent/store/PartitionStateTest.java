@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.reconcile.core.CodedSymbols;
 import dev.reconcile.core.SketchParams;
+import dev.reconcile.core.SymbolSnapshot;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -63,11 +64,11 @@ class PartitionStateTest {
       assertThat(deferred.pendingSymbolUpdates()).isZero();
       assertThat(a.sameSymbols(immediate.symbolsCopy())).as("seed %d", seed).isTrue();
       writeSame(seed + 100, 500, deferred, immediate);
-      CodedSymbols sumD = new CodedSymbols(PARAMS.spec(), PARAMS.ratelessLog2());
-      CodedSymbols sumI = new CodedSymbols(PARAMS.spec(), PARAMS.ratelessLog2());
+      SymbolSnapshot sumD = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
+      SymbolSnapshot sumI = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
       deferred.addSymbolsTo(sumD);
       immediate.addSymbolsTo(sumI);
-      assertThat(sumD.sameSymbols(sumI)).as("seed %d", seed).isTrue();
+      assertThat(sumD.copy().sameSymbols(sumI.copy())).as("seed %d", seed).isTrue();
       writeSame(seed + 200, 700, deferred, immediate);
       assertThat(deferred.copy().differencesFrom(immediate.copy())).as("seed %d", seed).isEmpty();
     }
@@ -125,11 +126,12 @@ class PartitionStateTest {
               () -> {
                 try {
                   while (writing.get()) {
-                    CodedSymbols sum = new CodedSymbols(PARAMS.spec(), PARAMS.ratelessLog2());
+                    SymbolSnapshot sum = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
                     dev.reconcile.core.Fingerprint f = state.addSymbolsTo(sum);
-                    assertThat(sum.count(0))
+                    assertThat(sum.copy().count(0))
                         .as("seed %d, snapshot %d", seed, snapshots[0])
                         .isEqualTo((int) f.count());
+                    sum.release();
                     snapshots[0]++;
                   }
                 } catch (Throwable t) {
@@ -153,6 +155,162 @@ class PartitionStateTest {
       assertThat(readerFailure.get()).as("seed %d", seed).isNull();
       assertThat(snapshots[0]).as("snapshots taken while writing").isGreaterThan(10);
     }
+  }
+
+  /**
+   * A stream's snapshot copies its symbols by need ({@link PartitionState#addSymbolsTo}): a random
+   * schedule of writes, drains, snapshots (each beside a copy of the same instant), reads of a
+   * snapshot up to a random point and releases, in both modes. Every snapshot still held ends equal
+   * to the copy of its instant, whatever was written after it; once all are released, the partition
+   * owes nothing. Seed printed on failure.
+   */
+  @Test
+  void snapshotsReadByNeedAreTheSymbolsOfTheirInstant() {
+    int m = 1 << PARAMS.ratelessLog2();
+    for (long seed = 1; seed <= 30; seed++) {
+      for (boolean deferredMode : new boolean[] {true, false}) {
+        String ctx = "seed " + seed + (deferredMode ? ", deferred" : ", immediate");
+        PartitionState state =
+            deferredMode
+                ? new PartitionState(PARAMS, Fixtures.ESTIMATORS, () -> {})
+                : new PartitionState(PARAMS, Fixtures.ESTIMATORS);
+        SplittableRandom r = new SplittableRandom(seed);
+        List<Long> live = new ArrayList<>();
+        List<SymbolSnapshot> held = new ArrayList<>();
+        List<CodedSymbols> instants = new ArrayList<>();
+        for (int step = 0; step < 3000; step++) {
+          int op = r.nextInt(100);
+          if (op < 70) {
+            if (live.isEmpty() || r.nextInt(3) > 0) {
+              long x = r.nextLong();
+              live.add(x);
+              state.add(x);
+            } else if (r.nextBoolean()) {
+              state.remove(live.remove(r.nextInt(live.size())));
+            } else {
+              int k = r.nextInt(live.size());
+              long neu = r.nextLong();
+              state.replace(true, live.set(k, neu), neu);
+            }
+          } else if (op < 75) {
+            state.drainSymbols(); // the upkeep thread's turn (nothing pending when immediate)
+          } else if (op < 83) {
+            SymbolSnapshot snap = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
+            state.addSymbolsTo(snap);
+            held.add(snap);
+            instants.add(state.symbolsCopy());
+          } else if (op < 95 && !held.isEmpty()) {
+            held.get(r.nextInt(held.size())).ensure(r.nextInt(m + 1));
+          } else if (!held.isEmpty()) {
+            int k = r.nextInt(held.size());
+            held.remove(k).release();
+            instants.remove(k);
+          }
+        }
+        assertThat(held).as(ctx).isNotEmpty();
+        assertThat(state.snapshotsOwed()).as(ctx).isLessThanOrEqualTo(held.size());
+        for (int k = 0; k < held.size(); k++) {
+          assertThat(held.get(k).copy().sameSymbols(instants.get(k)))
+              .as("%s, snapshot %d of %d", ctx, k, held.size())
+              .isTrue();
+        }
+        for (SymbolSnapshot snap : held) {
+          snap.release();
+        }
+        assertThat(state.snapshotsOwed()).as(ctx).isZero();
+      }
+    }
+  }
+
+  /**
+   * The same while the upkeep thread applies a writer's adds: the partition after {@code k} adds
+   * holds the first {@code k} elements, and {@code k} is the snapshot's fingerprint count, so each
+   * kept snapshot, read in part at once and in full after all the writes, must be the symbols of
+   * those {@code k} elements.
+   */
+  @Test
+  void snapshotsKeepTheirInstantWhileTheUpkeepThreadAppliesWrites() throws Exception {
+    long seed = 11;
+    long[] xs = new SplittableRandom(seed).longs(300_000).toArray();
+    int m = 1 << PARAMS.ratelessLog2();
+    try (SymbolUpkeep upkeep = new SymbolUpkeep("test-upkeep")) {
+      PartitionState state = new PartitionState(PARAMS, Fixtures.ESTIMATORS, upkeep::wake);
+      upkeep.start(new PartitionState[] {state});
+      java.util.concurrent.atomic.AtomicBoolean writing =
+          new java.util.concurrent.atomic.AtomicBoolean(true);
+      AtomicReference<Throwable> readerFailure = new AtomicReference<>();
+      List<SymbolSnapshot> kept = new ArrayList<>();
+      List<Long> counts = new ArrayList<>();
+      Thread reader =
+          new Thread(
+              () -> {
+                SplittableRandom r = new SplittableRandom(seed + 1);
+                try {
+                  while (writing.get()) {
+                    SymbolSnapshot snap = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
+                    long count = state.addSymbolsTo(snap).count();
+                    snap.ensure(1 + r.nextInt(64));
+                    java.util.concurrent.locks.LockSupport.parkNanos(10_000); // writes go on
+                    if (kept.size() < 40 && r.nextInt(4) == 0) {
+                      kept.add(snap);
+                      counts.add(count);
+                    } else {
+                      snap.ensure(r.nextInt(m + 1));
+                      snap.release();
+                    }
+                  }
+                } catch (Throwable t) {
+                  readerFailure.set(t);
+                }
+              });
+      reader.start();
+      for (long x : xs) {
+        state.add(x);
+      }
+      writing.set(false);
+      reader.join();
+      assertThat(readerFailure.get()).as("seed %d", seed).isNull();
+      assertThat(kept).as("snapshots kept while writing").hasSizeGreaterThan(5);
+      // The truth for each kept snapshot, in order of count: the first k elements' symbols.
+      Integer[] order = new Integer[kept.size()];
+      for (int i = 0; i < order.length; i++) {
+        order[i] = i;
+      }
+      java.util.Arrays.sort(order, java.util.Comparator.comparing(counts::get));
+      CodedSymbols truth = new CodedSymbols(PARAMS.spec(), PARAMS.ratelessLog2());
+      int added = 0;
+      for (int i : order) {
+        long k = counts.get(i);
+        while (added < k) {
+          truth.insert(xs[added++]);
+        }
+        assertThat(kept.get(i).copy().sameSymbols(truth))
+            .as("seed %d, the snapshot after %d adds", seed, k)
+            .isTrue();
+        kept.get(i).release();
+      }
+      assertThat(counts.get(order[order.length - 1]))
+          .as("a snapshot taken after some writes")
+          .isPositive();
+      assertThat(state.snapshotsOwed()).isZero();
+    }
+  }
+
+  /** A snapshot dropped without its release is forgotten once collected: it costs no copy. */
+  @Test
+  void aSnapshotDroppedWithoutItsReleaseIsForgotten() throws Exception {
+    PartitionState state = new PartitionState(PARAMS, Fixtures.ESTIMATORS);
+    state.addSymbolsTo(new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2()));
+    SymbolSnapshot held = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
+    state.addSymbolsTo(held);
+    assertThat(state.snapshotsOwed()).isEqualTo(2);
+    for (int i = 0; i < 50 && state.snapshotsOwed() > 1; i++) {
+      System.gc();
+      Thread.sleep(20);
+    }
+    assertThat(state.snapshotsOwed()).as("the dropped one, after collections").isEqualTo(1);
+    held.release();
+    assertThat(state.snapshotsOwed()).isZero();
   }
 
   @Test
