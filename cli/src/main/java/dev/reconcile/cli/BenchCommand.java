@@ -188,6 +188,14 @@ final class BenchCommand implements Callable<Integer> {
   long latencyD = 1000;
 
   @Option(
+      names = "--latency-set",
+      paramLabel = "KEY=VALUE",
+      description =
+          "extra agent config for the latency agents (repeatable), e.g. mode=estimator for the"
+              + " estimator path")
+  List<String> latencySets = List.of();
+
+  @Option(
       names = "--rounds",
       description = "timed dry-run rounds per n (default: ${DEFAULT-VALUE})")
   int rounds = 40;
@@ -402,6 +410,7 @@ final class BenchCommand implements Callable<Integer> {
                 n, d, trials, partitionsLog2, ibltMaxLog2, ratelessLog2, merkleDepth, seed),
             ln,
             latencyD,
+            keyValues("--latency-set", latencySets),
             warmup,
             rounds,
             streamRecords,
@@ -448,14 +457,7 @@ final class BenchCommand implements Callable<Integer> {
               + jar
               + " (build it: ./mvnw -B -ntp -pl cli -am package -DskipTests)");
     }
-    Map<String, String> sets = new LinkedHashMap<>();
-    for (String kv : catchupSets) {
-      int eq = kv.indexOf('=');
-      if (eq < 1) {
-        throw new CliException("bench: --catchup-set " + kv + " is not KEY=VALUE");
-      }
-      sets.put(kv.substring(0, eq), kv.substring(eq + 1));
-    }
+    Map<String, String> sets = keyValues("--catchup-set", catchupSets);
     List<CatchupBench.Config> out = new java.util.ArrayList<>();
     out.add(
         new CatchupBench.Config(
@@ -649,5 +651,18 @@ final class BenchCommand implements Callable<Integer> {
     try (var s = Files.list(p)) {
       return s.findFirst().isEmpty();
     }
+  }
+
+  /** {@code KEY=VALUE} arguments of {@code option}, in order. */
+  private static Map<String, String> keyValues(String option, List<String> args) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String kv : args) {
+      int eq = kv.indexOf('=');
+      if (eq < 1) {
+        throw new CliException("bench: " + option + " " + kv + " is not KEY=VALUE");
+      }
+      out.put(kv.substring(0, eq), kv.substring(eq + 1));
+    }
+    return out;
   }
 }

@@ -35,6 +35,12 @@ final class Part {
   LongList missingLocal = new LongList(16);
   LongList missingRemote = new LongList(16);
 
+  /** This side's fingerprint as of the instant its latest table of the partition was folded. */
+  Fingerprint tableFingerprint;
+
+  /** Responder: the initiator's fingerprint digest as of its latest table's fold, or null. */
+  Long peerTableDigest;
+
   /** How many the peer said it will send when this side lacks an unlisted set; -1: the list. */
   long lacksHere = -1;
 

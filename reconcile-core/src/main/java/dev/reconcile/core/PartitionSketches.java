@@ -16,6 +16,21 @@ public interface PartitionSketches {
   /** A new table of {@code shape} for the partition, folded from the maintained one. */
   Iblt iblt(int partition, IbltShape shape);
 
+  /** A table folded for a session, and the partition's fingerprint as of the same instant. */
+  record FoldedTable(Iblt table, Fingerprint fingerprint) {}
+
+  /**
+   * {@link #iblt} and the partition's fingerprint as of the same instant: the table a decode is
+   * made of and the fingerprint it is checked against (TableExchange). A store written concurrently
+   * must read both under one lock; the default reads {@link #fingerprint} and then folds, which is
+   * exact only while nothing writes (a write in between makes the check fail, and the session then
+   * looks the decoded elements up instead).
+   */
+  default FoldedTable foldWithFingerprint(int partition, IbltShape shape) {
+    Fingerprint f = fingerprint(partition);
+    return new FoldedTable(iblt(partition, shape), f);
+  }
+
   /**
    * A copy of the partition's maintained coded symbols (the first {@code 2^ratelessLog2} of its
    * rateless stream), or null when this side maintains none: the session then does not offer the

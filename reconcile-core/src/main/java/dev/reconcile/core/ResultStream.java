@@ -81,6 +81,12 @@ final class ResultStream {
     int p = part.partition;
     int attempts = part.attempts;
     boolean fallback = part.fallback;
+    // The digest the lists were checked against this side's table by (TableExchange): none after
+    // a fallback or a failed check, so that the initiator looks them up.
+    Long digest =
+        fallback || part.tableFingerprint == null
+            ? null
+            : ctx.params.spec().fingerprintDigest(part.tableFingerprint);
     ctx.out.add(
         new Outbox.Stream() {
           int i;
@@ -104,6 +110,9 @@ final class ResultStream {
             i += ni;
             r += nr;
             finished = i == atI.length && r == atR.length;
+            if (finished && digest != null) {
+              m.setSnapshotDigest(digest);
+            }
             return Envelope.newBuilder().setMissing(m.setLast(finished));
           }
 
@@ -131,8 +140,15 @@ final class ResultStream {
     if (!m.getLast()) {
       return;
     }
-    part.missingRemote = ctx.verified(part.partition, part.missingRemote, true);
-    part.missingLocal = ctx.verified(part.partition, part.missingLocal, false);
+    boolean tables = !m.getFallback() && !part.fallback;
+    if (tables
+        && m.hasSnapshotDigest()
+        && TableExchange.matchesTables(ctx.params.spec(), part, m.getSnapshotDigest())) {
+      ctx.stats.checkedByFingerprint++;
+    } else {
+      part.missingRemote = ctx.verified(part.partition, part.missingRemote, true);
+      part.missingLocal = ctx.verified(part.partition, part.missingLocal, false);
+    }
     settle(
         part,
         m.getFallback() || part.fallback

@@ -184,10 +184,9 @@ final class TableExchange {
     } else {
       table = Wire.readIblt(o.getTable(), ctx.params, expected);
       ctx.stats.ibltCells += table.cells();
-      for (int p : group.partitions) {
-        table.subtract(ctx.local.iblt(p, table.shape()));
-      }
+      table.subtract(localTable(group, table.shape()));
     }
+    takeSnapshotDigests(group, o);
     group.attempts = o.getAttempt();
     group.lastShape = table.shape();
     group.requested = null;
@@ -256,13 +255,76 @@ final class TableExchange {
     return ctx.params.allows(d) ? d : null;
   }
 
-  /** This side's table of {@code shape} for the group: the sum of its partitions' tables. */
+  /**
+   * This side's table of {@code shape} for the group: the sum of its partitions' tables, each
+   * folded with the partition's fingerprint of the same instant, which a decode is checked against
+   * ({@link Part#tableFingerprint}).
+   */
   private Iblt localTable(TableGroup group, IbltShape shape) {
-    Iblt t = ctx.local.iblt(group.partitions[0], shape);
-    for (int j = 1; j < group.partitions.length; j++) {
-      t.add(ctx.local.iblt(group.partitions[j], shape));
+    Iblt t = null;
+    for (int p : group.partitions) {
+      PartitionSketches.FoldedTable f = ctx.local.foldWithFingerprint(p, shape);
+      ctx.parts.get(p).tableFingerprint = f.fingerprint();
+      if (t == null) {
+        t = f.table();
+      } else {
+        t.add(f.table());
+      }
     }
     return t;
+  }
+
+  /** Initiator: the fingerprint digests of the group's partitions as of its table's fold. */
+  private void addSnapshotDigests(IbltOffer.Builder b, TableGroup group) {
+    for (int p : group.partitions) {
+      b.addSnapshotPartitions(p)
+          .addSnapshotDigests(
+              ctx.params.spec().fingerprintDigest(ctx.parts.get(p).tableFingerprint));
+    }
+  }
+
+  /**
+   * Responder: keeps the initiator's digests that {@code o} carries (a partition of the group
+   * without one has none: an older initiator, or none this time).
+   */
+  private void takeSnapshotDigests(TableGroup group, IbltOffer o) throws ProtocolException {
+    int n = o.getSnapshotPartitionsCount();
+    if (n != o.getSnapshotDigestsCount()) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          "IbltOffer lists "
+              + n
+              + " snapshot partitions and "
+              + o.getSnapshotDigestsCount()
+              + " snapshot digests");
+    }
+    for (int p : group.partitions) {
+      ctx.parts.get(p).peerTableDigest = null;
+    }
+    for (int j = 0; j < n; j++) {
+      int p = o.getSnapshotPartitions(j);
+      if (Arrays.binarySearch(group.partitions, p) < 0) {
+        throw new ProtocolException(
+            Code.MALFORMED,
+            "IbltOffer snapshot digest for partition "
+                + p
+                + ", not of the group "
+                + Arrays.toString(group.partitions));
+      }
+      ctx.parts.get(p).peerTableDigest = o.getSnapshotDigests(j);
+    }
+  }
+
+  /**
+   * True when {@code part}'s decoded lists turn this side's fingerprint as of its table's fold into
+   * the peer's digest as of its own ({@link RatelessExchange#turnsInto}); false when they do not or
+   * either is missing.
+   */
+  static boolean matchesTables(HashSpec spec, Part part, Long peerDigest) {
+    return part.tableFingerprint != null
+        && peerDigest != null
+        && RatelessExchange.turnsInto(
+            spec, part.tableFingerprint, part.missingRemote, part.missingLocal, peerDigest);
   }
 
   /** Table = I - R: only at the initiator (missing here) peel with +1, only here with -1. */
@@ -276,8 +338,13 @@ final class TableExchange {
     distribute(group, r.onlyThere(), false);
     for (int p : group.partitions) {
       Part part = ctx.parts.get(p);
-      part.missingLocal = ctx.verified(p, part.missingLocal, false);
-      part.missingRemote = ctx.verified(p, part.missingRemote, true);
+      if (matchesTables(ctx.params.spec(), part, part.peerTableDigest)) {
+        ctx.stats.checkedByFingerprint++;
+      } else {
+        part.tableFingerprint = null; // the initiator is sent no digest: it looks up as well
+        part.missingLocal = ctx.verified(p, part.missingLocal, false);
+        part.missingRemote = ctx.verified(p, part.missingRemote, true);
+      }
       ctx.settle(part, PartitionOutcome.Path.IBLT);
       results.send(part);
     }
@@ -417,6 +484,7 @@ final class TableExchange {
     for (int p : group.partitions) {
       b.addPartitions(p);
     }
+    addSnapshotDigests(b, group);
     ctx.queue(Envelope.newBuilder().setIblt(b));
   }
 
@@ -448,6 +516,7 @@ final class TableExchange {
     for (int p : group.partitions) {
       b.addPartitions(p);
     }
+    addSnapshotDigests(b, group);
     ctx.queue(Envelope.newBuilder().setIblt(b));
   }
 

@@ -411,6 +411,25 @@ class WireGoldenV2Test {
                     body(b, "hello-ack-row-batches").getHelloAck().toBuilder()
                         .setMode(Mode.MODE_RATELESS_GROUPED)
                         .setExpectedDifference(1000))));
+    // Added within format 2: the estimator path's snapshot digests, the initiator's with its table
+    // and the responder's with its lists (the "iblt-offer" and "missing" frames above, with them).
+    b.add(
+        new Named(
+            "iblt-offer-snapshot-digests",
+            Envelope.newBuilder()
+                .setIblt(
+                    body(b, "iblt-offer").getIblt().toBuilder()
+                        .addSnapshotPartitions(3)
+                        .addSnapshotDigests(SPEC.fingerprintDigest(symbolsFingerprint()))
+                        .addSnapshotPartitions(9)
+                        .addSnapshotDigests(0x0123_4567_89ab_cdefL))));
+    b.add(
+        new Named(
+            "missing-snapshot-digest",
+            Envelope.newBuilder()
+                .setMissing(
+                    body(b, "missing").getMissing().toBuilder()
+                        .setSnapshotDigest(SPEC.fingerprintDigest(symbolsFingerprint())))));
     return b;
   }
 

@@ -65,7 +65,14 @@ public final class AgentBench {
   // ------------------------------------------------------------------------------ latency
 
   public static List<Latency> latency(
-      long[] ns, long d, int warmup, int rounds, Path work, Path out, Consumer<String> log)
+      long[] ns,
+      long d,
+      Map<String, String> sets,
+      int warmup,
+      int rounds,
+      Path work,
+      Path out,
+      Consumer<String> log)
       throws Exception {
     List<Latency> result = new ArrayList<>();
     try (Csv csv =
@@ -101,8 +108,8 @@ public final class AgentBench {
           continue;
         }
         Path dir = work.resolve("latency-" + n);
-        try (ReplicaAgent a = start("a", dir);
-            ReplicaAgent b = start("b", dir)) {
+        try (ReplicaAgent a = start("a", dir, sets);
+            ReplicaAgent b = start("b", dir, sets)) {
           long t0 = System.nanoTime();
           load(LocalReplica.of(a), LocalReplica.of(b), n, d, 100);
           double loadSeconds = (System.nanoTime() - t0) / 1e9;
@@ -135,7 +142,8 @@ public final class AgentBench {
             }
             checkListed(a, b, rep, d);
             int checked = rep.stats.checkedByFingerprint();
-            int lookedUp = rep.ratelessPartitions - checked; // rateless partitions looked up
+            // Partitions decoded (rateless or from tables) whose elements were looked up.
+            int lookedUp = rep.ratelessPartitions + rep.ibltPartitions - checked;
             csv.row(
                 n,
                 d,
@@ -455,6 +463,12 @@ public final class AgentBench {
   }
 
   private static ReplicaAgent start(String node, Path dir) throws Exception {
+    return start(node, dir, Map.of());
+  }
+
+  /** An agent of the bench's settings, then {@code sets} (the caller's extra settings). */
+  private static ReplicaAgent start(String node, Path dir, Map<String, String> sets)
+      throws Exception {
     Map<String, String> m = new HashMap<>();
     m.put("node-id", node);
     m.put("cluster-id", "bench");
@@ -465,6 +479,7 @@ public final class AgentBench {
     m.put("purge-interval", "0");
     m.put("session-timeout", "30m");
     m.put("idle-timeout", "5m");
+    m.putAll(sets);
     return ReplicaAgent.start(AgentConfig.fromMap(m));
   }
 

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -25,6 +26,7 @@ public final class Bench {
       ProtocolBench.Config protocol,
       long[] latencyNs,
       long latencyD,
+      Map<String, String> latencySets,
       int warmupRounds,
       int rounds,
       int streamRecords,
@@ -75,7 +77,14 @@ public final class Bench {
     if (c.experiments().contains("latency")) {
       latency =
           AgentBench.latency(
-              c.latencyNs(), c.latencyD(), c.warmupRounds(), c.rounds(), c.work(), c.out(), log);
+              c.latencyNs(),
+              c.latencyD(),
+              c.latencySets(),
+              c.warmupRounds(),
+              c.rounds(),
+              c.work(),
+              c.out(),
+              log);
       files.add(c.out().resolve("latency-rounds.csv"));
       files.add(c.out().resolve("latency-summary.csv"));
       Path f = c.out().resolve("latency-vs-n.png");

@@ -7,6 +7,7 @@ import dev.reconcile.core.Fingerprint;
 import dev.reconcile.core.Iblt;
 import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.PartitionSketch;
+import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.SymbolSnapshot;
 import java.lang.ref.WeakReference;
@@ -313,6 +314,11 @@ final class PartitionState {
   /** A new table of {@code shape} folded from the maintained table of its ladder. */
   synchronized Iblt fold(IbltShape shape) {
     return sketch.fold(shape);
+  }
+
+  /** {@link #fold} and the fingerprint of the same instant (both under the monitor). */
+  synchronized PartitionSketches.FoldedTable foldWithFingerprint(IbltShape shape) {
+    return new PartitionSketches.FoldedTable(sketch.fold(shape), sketch.fingerprint());
   }
 
   /** A copy of everything, taken atomically (for the self-check), every write applied. */

@@ -237,6 +237,17 @@ final class StoreSketches implements PartitionSketches {
 
   @Override
   public Iblt iblt(int partition, IbltShape shape) {
+    checkFoldable(partition, shape);
+    return states[partition].fold(shape);
+  }
+
+  @Override
+  public FoldedTable foldWithFingerprint(int partition, IbltShape shape) {
+    checkFoldable(partition, shape);
+    return states[partition].foldWithFingerprint(shape);
+  }
+
+  private void checkFoldable(int partition, IbltShape shape) {
     s.checkPartition(partition);
     if (!s.params.allows(shape)) {
       throw new IllegalArgumentException(
@@ -247,7 +258,6 @@ final class StoreSketches implements PartitionSketches {
               + " / "
               + s.params.maxShapeBase3());
     }
-    return states[partition].fold(shape);
   }
 
   @Override
