@@ -23,8 +23,22 @@ import java.util.Arrays;
  * and {@code long[2i+1] = count << 32 | checkSum}, so an update touches one 16-byte cell (one cache
  * line) per subtable instead of three arrays. Tables of 1-6 MB per partition do not stay in cache,
  * and the write path is bound by these misses. Memory: {@code 16 B x (maxShape.cells +
- * maxShapeBase3.cells) = 16 x 1.75 x k x 2^max} bytes. Counts are kept exactly (32 bits); {@link
- * #fold} reduces them to the wire width while writing straight into the new table's arrays.
+ * maxShapeBase3.cells) = 16 x 1.75 x k x 2^max} bytes, plus the small tables (below). Counts are
+ * kept exactly (32 bits); {@link #fold} reduces them to the wire width while writing straight into
+ * the new table's arrays.
+ *
+ * <h2>Small tables</h2>
+ *
+ * A fold reads every cell of the table it folds: a round's first table of a few thousand cells,
+ * folded from {@code 3 x 2^15} cells, read 1.5 MiB per partition, 24 MiB a side for 16 partitions,
+ * which was nearly all of an estimator-path round at d = 1 000 (docs/benchmarks.md, section 2,
+ * "stop 35"). So each ladder also keeps its table folded to a small shape: {@code k x 2^10} and
+ * {@code k x 3 x 2^9} cells (or the large shape, if smaller), 48 and 72 KiB at {@code k = 3}, which
+ * hold the tables the sizing picks up to about d = 1 000 (1 536, 3 072 and 4 608 cells,
+ * docs/sizing.md). They are updated with the large ones ({@code 2k} more cell updates per write, in
+ * tables small enough to stay in cache). A table up to that size is folded from the small one: 1/32
+ * or 1/16 of the reads at {@code 2^max = 2^15}. Folding is linear, so a small cell is exactly the
+ * sum of the large cells that fold onto it, and {@link #sameCells} compares both.
  *
  * <p>Not thread-safe: the agent guards each partition's ladder with the partition's monitor.
  */
@@ -40,6 +54,20 @@ public final class IbltLadder {
   private final int mask3;
   private final long[] t1;
   private final long[] t3;
+
+  /** {@code log2} of the small tables, base 1 and base 3: at most these (see the class comment). */
+  static final int SMALL_LOG2 = 10;
+
+  static final int SMALL_LOG2_BASE3 = 9;
+
+  private final int small1Log2;
+  private final int small3Log2;
+  private final int smallSub1;
+  private final int smallSub3;
+  private final int smallMask1;
+  private final int smallMask3;
+  private final long[] s1;
+  private final long[] s3;
 
   public IbltLadder(SketchParams params) {
     this(params.spec(), params.maxShape(), params.maxShapeBase3());
@@ -57,6 +85,14 @@ public final class IbltLadder {
     this.mask3 = (1 << log3) - 1;
     this.t1 = new long[2 * k * sub1];
     this.t3 = new long[2 * k * sub3];
+    this.small1Log2 = Math.min(SMALL_LOG2, shape1.log2());
+    this.small3Log2 = Math.min(SMALL_LOG2_BASE3, log3);
+    this.smallSub1 = 1 << small1Log2;
+    this.smallSub3 = 3 << small3Log2;
+    this.smallMask1 = smallSub1 - 1;
+    this.smallMask3 = (1 << small3Log2) - 1;
+    this.s1 = new long[2 * k * smallSub1];
+    this.s3 = new long[2 * k * smallSub3];
   }
 
   public void insert(long x) {
@@ -73,6 +109,8 @@ public final class IbltLadder {
     long chk = c & 0xFFFF_FFFFL;
     long[] t1 = this.t1;
     long[] t3 = this.t3;
+    long[] s1 = this.s1;
+    long[] s3 = this.s3;
     long s = c;
     for (int j = 0; j < k; j++) {
       s += HashSpec.GAMMA;
@@ -85,6 +123,13 @@ public final class IbltLadder {
       int i3 = (j * sub3 + ((hi << log3) | (lo & mask3))) << 1;
       t3[i3] ^= x;
       t3[i3 + 1] = (t3[i3 + 1] + countDelta) ^ chk;
+      // The same cells folded to the small tables (the fold's index, see fold).
+      int f1 = (j * smallSub1 + (lo & smallMask1)) << 1;
+      s1[f1] ^= x;
+      s1[f1 + 1] = (s1[f1 + 1] + countDelta) ^ chk;
+      int f3 = (j * smallSub3 + ((hi << small3Log2) | (lo & smallMask3))) << 1;
+      s3[f3] ^= x;
+      s3[f3 + 1] = (s3[f3 + 1] + countDelta) ^ chk;
     }
   }
 
@@ -95,9 +140,19 @@ public final class IbltLadder {
     if (target.hashCount() != k || target.log2() > from.log2()) {
       throw new IllegalArgumentException("cannot fold " + from + " to " + target);
     }
-    long[] src = base1 ? t1 : t3;
-    int sub = from.subtableCells();
-    int log2 = from.log2();
+    long[] src;
+    int sub;
+    int log2;
+    int smallLog2 = base1 ? small1Log2 : small3Log2;
+    if (target.log2() <= smallLog2) {
+      src = base1 ? s1 : s3; // a small table: the large one already folded to 2^smallLog2
+      sub = base1 ? smallSub1 : smallSub3;
+      log2 = smallLog2;
+    } else {
+      src = base1 ? t1 : t3;
+      sub = from.subtableCells();
+      log2 = from.log2();
+    }
     int lowMask = (1 << log2) - 1;
     int tSub = target.subtableCells();
     int tLog2 = target.log2();
@@ -124,6 +179,8 @@ public final class IbltLadder {
     IbltLadder m = new IbltLadder(spec, shape1, shape3);
     System.arraycopy(t1, 0, m.t1, 0, t1.length);
     System.arraycopy(t3, 0, m.t3, 0, t3.length);
+    System.arraycopy(s1, 0, m.s1, 0, s1.length);
+    System.arraycopy(s3, 0, m.s3, 0, s3.length);
     return m;
   }
 
@@ -132,7 +189,9 @@ public final class IbltLadder {
     return shape1.equals(o.shape1)
         && shape3.equals(o.shape3)
         && Arrays.equals(t1, o.t1)
-        && Arrays.equals(t3, o.t3);
+        && Arrays.equals(t3, o.t3)
+        && Arrays.equals(s1, o.s1)
+        && Arrays.equals(s3, o.s3);
   }
 
   /** The two maintained shapes, e.g. {@code 3x32768 / 3x24576 (3*2^13)}. */
@@ -142,6 +201,6 @@ public final class IbltLadder {
 
   /** Bytes of memory the two tables take. */
   public long memoryBytes() {
-    return 8L * (t1.length + t3.length);
+    return 8L * (t1.length + t3.length + s1.length + s3.length);
   }
 }

@@ -7,14 +7,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class IbltLadderTest {
-  /** Every foldable shape of both ladders equals a core table built by direct insertion. */
+  /**
+   * Every foldable shape of both ladders equals a core table built by direct insertion: with the
+   * largest tables no larger than the small ones (2^7) and larger (2^13, where shapes up to 2^10
+   * and 3 x 2^9 are folded from the small tables and the others from the large ones).
+   */
   @ParameterizedTest
-  @ValueSource(longs = {1, 2, 3})
-  void foldsEqualDirectlyBuiltCoreTables(long seed) {
-    SketchParams params = TestSets.params(42, 0, 7, ExactEstimator.factory(1).params());
+  @CsvSource({"1, 7", "2, 7", "3, 7", "4, 13", "5, 13"})
+  void foldsEqualDirectlyBuiltCoreTables(long seed, int maxLog2) {
+    SketchParams params = TestSets.params(42, 0, maxLog2, ExactEstimator.factory(1).params());
     IbltLadder m = new IbltLadder(params);
     SplittableRandom r = new SplittableRandom(seed);
     List<Long> live = new ArrayList<>();
@@ -47,7 +52,7 @@ class IbltLadderTest {
     assertThat(copy.sameCells(m)).isTrue();
     copy.insert(42);
     assertThat(copy.sameCells(m)).isFalse();
-    assertThatThrownBy(() -> m.fold(new IbltShape(3, 1, 8)))
+    assertThatThrownBy(() -> m.fold(new IbltShape(3, 1, maxLog2 + 1)))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
