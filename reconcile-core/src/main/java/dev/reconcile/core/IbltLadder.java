@@ -35,10 +35,11 @@ import java.util.Arrays;
  * "stop 35"). So each ladder also keeps its table folded to a small shape: {@code k x 2^10} and
  * {@code k x 3 x 2^9} cells (or the large shape, if smaller), 48 and 72 KiB at {@code k = 3}, which
  * hold the tables the sizing picks up to about d = 1 000 (1 536, 3 072 and 4 608 cells,
- * docs/sizing.md). They are updated with the large ones ({@code 2k} more cell updates per write, in
- * tables small enough to stay in cache). A table up to that size is folded from the small one: 1/32
- * or 1/16 of the reads at {@code 2^max = 2^15}. Folding is linear, so a small cell is exactly the
- * sum of the large cells that fold onto it, and {@link #sameCells} compares both.
+ * docs/sizing.md). They are updated apart from the large ones ({@link #updateSmallAll}: {@code 2k}
+ * more cell updates per write, which the agent defers with the coded symbols, off the write path).
+ * A table up to that size is folded from the small one: 1/32 or 1/16 of the reads at {@code 2^max =
+ * 2^15}. Folding is linear, so a small cell is exactly the sum of the large cells that fold onto
+ * it, and {@link #sameCells} compares both.
  *
  * <p>Not thread-safe: the agent guards each partition's ladder with the partition's monitor.
  */
@@ -105,12 +106,19 @@ public final class IbltLadder {
 
   /** Adds {@code delta} copies of {@code x}, whose {@link HashSpec#cellBase} is {@code c}. */
   public void update(long x, long c, int delta) {
+    updateLarge(x, c, delta);
+    updateSmall(x, c, delta);
+  }
+
+  /**
+   * {@link #update} of the largest tables only: the caller owes {@link #updateSmallAll} the same
+   * update before the small tables are folded (the agent defers it with the coded symbols).
+   */
+  public void updateLarge(long x, long c, int delta) {
     long countDelta = (long) delta << 32;
     long chk = c & 0xFFFF_FFFFL;
     long[] t1 = this.t1;
     long[] t3 = this.t3;
-    long[] s1 = this.s1;
-    long[] s3 = this.s3;
     long s = c;
     for (int j = 0; j < k; j++) {
       s += HashSpec.GAMMA;
@@ -123,13 +131,35 @@ public final class IbltLadder {
       int i3 = (j * sub3 + ((hi << log3) | (lo & mask3))) << 1;
       t3[i3] ^= x;
       t3[i3 + 1] = (t3[i3 + 1] + countDelta) ^ chk;
-      // The same cells folded to the small tables (the fold's index, see fold).
+    }
+  }
+
+  /** {@link #update} of the small tables only (see {@link #updateLarge}). */
+  public void updateSmall(long x, long c, int delta) {
+    long countDelta = (long) delta << 32;
+    long chk = c & 0xFFFF_FFFFL;
+    long[] s1 = this.s1;
+    long[] s3 = this.s3;
+    long s = c;
+    for (int j = 0; j < k; j++) {
+      s += HashSpec.GAMMA;
+      long h = HashSpec.mix13(s);
+      int lo = (int) h;
+      // The large tables' cells folded to the small shapes (the fold's index, see fold).
       int f1 = (j * smallSub1 + (lo & smallMask1)) << 1;
       s1[f1] ^= x;
       s1[f1 + 1] = (s1[f1 + 1] + countDelta) ^ chk;
+      int hi = (int) (((h >>> 32) * 3) >>> 32);
       int f3 = (j * smallSub3 + ((hi << small3Log2) | (lo & smallMask3))) << 1;
       s3[f3] ^= x;
       s3[f3 + 1] = (s3[f3 + 1] + countDelta) ^ chk;
+    }
+  }
+
+  /** {@link #updateSmall} of {@code xs[i]}, check hash {@code cs[i]}, delta {@code ds[i]}. */
+  public void updateSmallAll(long[] xs, long[] cs, byte[] ds, int n) {
+    for (int i = 0; i < n; i++) {
+      updateSmall(xs[i], cs[i], ds[i]);
     }
   }
 

@@ -66,12 +66,14 @@ public final class PartitionSketch {
     if (symbols != null) {
       symbols.update(element, c, delta);
     }
+    tables.updateSmall(element, c, delta);
   }
 
   /**
    * Adds ({@code delta = 1}) or removes ({@code -1}) {@code element} in everything but the coded
-   * symbols, and returns its check hash: the caller owes {@link #updateSymbolsAll} the same update
-   * (in any order with others: the symbols are linear) before it reads the symbols.
+   * symbols and the small tables ({@link IbltLadder}), and returns its check hash: the caller owes
+   * {@link #updateSymbolsAll} the same update (in any order with others: both are linear) before it
+   * reads the symbols or folds a table.
    */
   public long updateDeferringSymbols(long element, int delta) {
     if (delta > 0) {
@@ -82,19 +84,21 @@ public final class PartitionSketch {
       estimator.remove(element);
     }
     long c = spec.cellBase(element);
-    tables.update(element, c, delta);
+    tables.updateLarge(element, c, delta);
     return c;
   }
 
   /**
-   * The coded symbols' part of {@code n} updates: {@code elements[i]} with delta {@code deltas[i]}
-   * and check hash {@code cs[i]} from {@link #updateDeferringSymbols}, applied at once ({@link
-   * CodedSymbols#updateAll}: several walks side by side).
+   * The deferred part of {@code n} updates (the coded symbols and the small tables): {@code
+   * elements[i]} with delta {@code deltas[i]} and check hash {@code cs[i]} from {@link
+   * #updateDeferringSymbols}, applied at once ({@link CodedSymbols#updateAll}: several walks side
+   * by side).
    */
   public void updateSymbolsAll(long[] elements, long[] cs, byte[] deltas, int n) {
     if (symbols != null) {
       symbols.updateAll(elements, cs, deltas, n);
     }
+    tables.updateSmallAll(elements, cs, deltas, n);
   }
 
   /** True when the sketch keeps a prefix of coded symbols. */

@@ -37,7 +37,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * the buffer holding only {@code symbolsLock}: writers go on meanwhile, and a reader that comes
  * next waits on {@code symbolsLock} until that buffer is in. A writer that finds the buffer full
  * applies it itself (the upkeep thread is behind: the write path then costs what it costs without
- * deferral, and memory stays bounded).
+ * deferral, and memory stays bounded). The small tables of the IBLT ladder ({@code IbltLadder},
+ * "small tables") are deferred the same way, with the same buffer: a fold applies what is pending
+ * first, as every reader of the symbols does.
  *
  * <h2>Streams' snapshots, copied on write</h2>
  *
@@ -311,14 +313,29 @@ final class PartitionState {
     }
   }
 
-  /** A new table of {@code shape} folded from the maintained table of its ladder. */
+  /**
+   * A new table of {@code shape} folded from the maintained table of its ladder, every write
+   * applied (a small table's updates are deferred with the symbols': see the class comment).
+   */
   synchronized Iblt fold(IbltShape shape) {
-    return sketch.fold(shape);
+    symbolsLock.lock();
+    try {
+      applyPendingIfAny();
+      return sketch.fold(shape);
+    } finally {
+      symbolsLock.unlock();
+    }
   }
 
   /** {@link #fold} and the fingerprint of the same instant (both under the monitor). */
   synchronized PartitionSketches.FoldedTable foldWithFingerprint(IbltShape shape) {
-    return new PartitionSketches.FoldedTable(sketch.fold(shape), sketch.fingerprint());
+    symbolsLock.lock();
+    try {
+      applyPendingIfAny();
+      return new PartitionSketches.FoldedTable(sketch.fold(shape), sketch.fingerprint());
+    } finally {
+      symbolsLock.unlock();
+    }
   }
 
   /** A copy of everything, taken atomically (for the self-check), every write applied. */

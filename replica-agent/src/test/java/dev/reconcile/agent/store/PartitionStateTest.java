@@ -3,6 +3,7 @@ package dev.reconcile.agent.store;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.reconcile.core.CodedSymbols;
+import dev.reconcile.core.IbltShape;
 import dev.reconcile.core.SketchParams;
 import dev.reconcile.core.SymbolSnapshot;
 import java.util.ArrayList;
@@ -50,12 +51,15 @@ class PartitionStateTest {
     }
   }
 
+  /** Tables of 2^12 cells: larger than the small tables (2^10, 3 x 2^9), so folds read both. */
+  private static final SketchParams LADDERS = Fixtures.params(0, 12).withRatelessLog2(10);
+
   @Test
   void readersApplyWhatIsPendingAndSeeEveryWrite() {
     for (long seed = 1; seed <= 5; seed++) {
       int[] wakes = {0};
-      PartitionState deferred = new PartitionState(PARAMS, Fixtures.ESTIMATORS, () -> wakes[0]++);
-      PartitionState immediate = new PartitionState(PARAMS, Fixtures.ESTIMATORS);
+      PartitionState deferred = new PartitionState(LADDERS, Fixtures.ESTIMATORS, () -> wakes[0]++);
+      PartitionState immediate = new PartitionState(LADDERS, Fixtures.ESTIMATORS);
       writeSame(seed, 3000 + (int) seed * 17, deferred, immediate);
       // Nobody drained: a full buffer was applied by the writer, the rest is pending.
       assertThat(deferred.pendingSymbolUpdates()).as("seed %d", seed).isPositive();
@@ -64,12 +68,34 @@ class PartitionStateTest {
       assertThat(deferred.pendingSymbolUpdates()).isZero();
       assertThat(a.sameSymbols(immediate.symbolsCopy())).as("seed %d", seed).isTrue();
       writeSame(seed + 100, 500, deferred, immediate);
-      SymbolSnapshot sumD = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
-      SymbolSnapshot sumI = new SymbolSnapshot(PARAMS.spec(), PARAMS.ratelessLog2());
+      SymbolSnapshot sumD = new SymbolSnapshot(LADDERS.spec(), LADDERS.ratelessLog2());
+      SymbolSnapshot sumI = new SymbolSnapshot(LADDERS.spec(), LADDERS.ratelessLog2());
       deferred.addSymbolsTo(sumD);
       immediate.addSymbolsTo(sumI);
       assertThat(sumD.copy().sameSymbols(sumI.copy())).as("seed %d", seed).isTrue();
       writeSame(seed + 200, 700, deferred, immediate);
+      // A fold reads the small tables, whose updates are deferred with the symbols': pending.
+      assertThat(deferred.pendingSymbolUpdates()).as("seed %d", seed).isPositive();
+      for (IbltShape shape :
+          new IbltShape[] {
+            new IbltShape(3, 1, 4),
+            LADDERS.maxShape(),
+            new IbltShape(3, 3, 2),
+            LADDERS.maxShapeBase3()
+          }) {
+        assertThat(deferred.fold(shape).sameCells(immediate.fold(shape)))
+            .as("seed %d, %s", seed, shape)
+            .isTrue();
+      }
+      writeSame(seed + 300, 700, deferred, immediate);
+      assertThat(
+              deferred
+                  .foldWithFingerprint(new IbltShape(3, 3, 9))
+                  .table()
+                  .sameCells(immediate.fold(new IbltShape(3, 3, 9))))
+          .as("seed %d", seed)
+          .isTrue();
+      writeSame(seed + 400, 700, deferred, immediate);
       assertThat(deferred.copy().differencesFrom(immediate.copy())).as("seed %d", seed).isEmpty();
     }
   }
