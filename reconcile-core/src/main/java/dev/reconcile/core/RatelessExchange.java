@@ -526,16 +526,9 @@ final class RatelessExchange {
 
   /** Initiator: keeps the responder's snapshot digests that {@code c} carries. */
   private void takeSnapshotDigests(SymbolChunk c) throws ProtocolException {
-    int n = c.getSnapshotPartitionsCount();
-    if (n != c.getSnapshotDigestsCount()) {
-      throw new ProtocolException(
-          Code.MALFORMED,
-          "SymbolChunk lists "
-              + n
-              + " snapshot partitions and "
-              + c.getSnapshotDigestsCount()
-              + " snapshot digests");
-    }
+    int n =
+        Wire.snapshotDigestCount(
+            "SymbolChunk", c.getSnapshotPartitionsCount(), c.getSnapshotDigestsCount());
     for (int j = 0; j < n; j++) {
       int p = c.getSnapshotPartitions(j);
       Part part = ctx.part(p, "SymbolChunk snapshot digest");

@@ -288,16 +288,9 @@ final class TableExchange {
    * without one has none: an older initiator, or none this time).
    */
   private void takeSnapshotDigests(TableGroup group, IbltOffer o) throws ProtocolException {
-    int n = o.getSnapshotPartitionsCount();
-    if (n != o.getSnapshotDigestsCount()) {
-      throw new ProtocolException(
-          Code.MALFORMED,
-          "IbltOffer lists "
-              + n
-              + " snapshot partitions and "
-              + o.getSnapshotDigestsCount()
-              + " snapshot digests");
-    }
+    int n =
+        Wire.snapshotDigestCount(
+            "IbltOffer", o.getSnapshotPartitionsCount(), o.getSnapshotDigestsCount());
     for (int p : group.partitions) {
       ctx.parts.get(p).peerTableDigest = null;
     }

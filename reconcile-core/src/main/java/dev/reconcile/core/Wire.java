@@ -169,6 +169,25 @@ public final class Wire {
   }
 
   /**
+   * The number of snapshot digests a message lists: its partitions' and its digests' counts must be
+   * equal (MALFORMED otherwise); {@code message} names it.
+   */
+  static int snapshotDigestCount(String message, int partitions, int digests)
+      throws ProtocolException {
+    if (partitions != digests) {
+      throw new ProtocolException(
+          Code.MALFORMED,
+          message
+              + " lists "
+              + partitions
+              + " snapshot partitions and "
+              + digests
+              + " snapshot digests");
+    }
+    return partitions;
+  }
+
+  /**
    * Unpacks 8-byte little-endian values, refusing a length that is not a multiple of 8 or over
    * {@code max}.
    */

@@ -317,14 +317,8 @@ final class PartitionState {
    * A new table of {@code shape} folded from the maintained table of its ladder, every write
    * applied (a small table's updates are deferred with the symbols': see the class comment).
    */
-  synchronized Iblt fold(IbltShape shape) {
-    symbolsLock.lock();
-    try {
-      applyPendingIfAny();
-      return sketch.fold(shape);
-    } finally {
-      symbolsLock.unlock();
-    }
+  Iblt fold(IbltShape shape) {
+    return foldWithFingerprint(shape).table();
   }
 
   /** {@link #fold} and the fingerprint of the same instant (both under the monitor). */
