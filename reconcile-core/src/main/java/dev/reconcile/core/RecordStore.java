@@ -27,6 +27,37 @@ public interface RecordStore {
   ApplyOutcome apply(List<ReplicaRecord> records);
 
   /**
+   * The records of {@code partition} whose element is one of {@code elements}, in batches: what the
+   * repair stream sends of a partition's listed elements ({@link #recordsFor} over the whole list;
+   * each call of {@link PartitionScan#next} returns the records of its next at most {@code
+   * maxRecords} elements, or more records when elements are shared). A store that can range-scan a
+   * partition may override this for a list that is a large part of the partition: one pass over the
+   * partition's records, at one point in time, instead of a lookup per element.
+   */
+  default PartitionScan scanListed(int partition, long[] elements) {
+    return new PartitionScan() {
+      private int offset;
+
+      @Override
+      public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+        while (offset < elements.length) {
+          int k = Math.min(maxRecords, elements.length - offset);
+          List<ReplicaRecord> out =
+              recordsFor(partition, Arrays.copyOfRange(elements, offset, offset + k));
+          offset += k;
+          if (!out.isEmpty()) {
+            return out;
+          }
+        }
+        return List.of();
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  /**
    * Every record of {@code partition}, at one point in time, in batches: what the repair stream
    * sends of a partition the peer holds nothing of. A store that can range-scan a partition
    * overrides this; the default walks {@code sketches}' sorted elements and looks their records up

@@ -34,27 +34,19 @@ final class RepairExchange {
   private final Runnable bothEnded;
 
   /**
-   * What to send of one partition: listed elements, or every record (a bulk partition, read by a
-   * range scan of the store without a lookup per element).
+   * What to send of one partition: listed elements ({@link RecordStore#scanListed}: looked up, or
+   * read by a filtered range scan), or every record (a bulk partition, read by a range scan of the
+   * store without a lookup per element).
    */
   private static final class Source {
     final int partition;
     final long[] elements;
     RecordStore.PartitionScan scan;
-    int offset;
 
     Source(int partition, long[] elements, RecordStore.PartitionScan scan) {
       this.partition = partition;
       this.elements = elements;
       this.scan = scan;
-    }
-
-    /** The next at most {@code n} listed elements (a listed source only). */
-    long[] next(int n) {
-      int k = Math.min(n, elements.length - offset);
-      long[] chunk = Arrays.copyOfRange(elements, offset, offset + k);
-      offset += k;
-      return chunk;
     }
 
     /** The next records of a bulk source as rows; 0 when done (and the scan closed). */
@@ -66,7 +58,7 @@ final class RepairExchange {
       return n;
     }
 
-    /** The next records of a bulk source; empty when done (and the scan closed). */
+    /** The next records; empty when done (and the scan closed). */
     List<ReplicaRecord> nextRecords(int maxRecords, long maxBytes) {
       List<ReplicaRecord> out = scan.next(maxRecords, maxBytes);
       if (out.isEmpty()) {
@@ -84,7 +76,7 @@ final class RepairExchange {
     }
 
     boolean done() {
-      return elements == null ? scan == null : offset >= elements.length;
+      return scan == null;
     }
   }
 
@@ -126,7 +118,12 @@ final class RepairExchange {
       if (o.path() == PartitionOutcome.Path.BULK && o.lacksThere() > 0) {
         sendQueue.add(new Source(o.partition(), null, ctx.records.scan(o.partition(), ctx.local)));
       } else if (o.missingRemote().length > 0) {
-        sendQueue.add(new Source(o.partition(), o.missingRemote(), null));
+        // In ascending order, each chunk of listed elements is a narrow range of the store's
+        // index, which its lookups walk rather than seek (the agent's IndexWalk).
+        long[] elements = o.missingRemote().clone();
+        Arrays.sort(elements);
+        sendQueue.add(
+            new Source(o.partition(), elements, ctx.records.scanListed(o.partition(), elements)));
       }
     }
     ctx.out.add(
@@ -218,14 +215,11 @@ final class RepairExchange {
         }
         continue;
       }
-      List<ReplicaRecord> records;
-      if (src.elements == null) {
-        // A bulk partition: larger batches, still closed at batchBytes (see RepairConfig).
-        records = src.nextRecords(config.bulkBatchRecords(), config.batchBytes());
-      } else {
-        long[] chunk = src.next(config.batchRecords());
-        records = chunk.length == 0 ? List.of() : ctx.records.recordsFor(src.partition, chunk);
-      }
+      // A bulk partition: larger batches, still closed at batchBytes (see RepairConfig).
+      List<ReplicaRecord> records =
+          src.nextRecords(
+              src.elements == null ? config.bulkBatchRecords() : config.batchRecords(),
+              config.batchBytes());
       if (src.done()) {
         sendQueue.poll();
       }

@@ -56,7 +56,16 @@ public final class RoundRecords implements RecordStore {
   /** The store's range scan, noting the past-grace tombstones it offers as {@link #recordsFor}. */
   @Override
   public PartitionScan scan(int partition, PartitionSketches sketches) {
-    PartitionScan inner = store.scan(partition, sketches);
+    return noting(store.scan(partition, sketches));
+  }
+
+  /** The store's read of listed elements, noting the past-grace tombstones it offers. */
+  @Override
+  public PartitionScan scanListed(int partition, long[] elements) {
+    return noting(store.scanListed(partition, elements));
+  }
+
+  private PartitionScan noting(PartitionScan inner) {
     return new PartitionScan() {
       @Override
       public List<ReplicaRecord> next(int maxRecords, long maxBytes) {

@@ -29,14 +29,6 @@ final class DigestKeys {
     return new ReadOptions().setTotalOrderSeek(true);
   }
 
-  /**
-   * Read options for lookups of one {@link #prefix}: the iterator may skip whatever the prefix
-   * Bloom filters rule out, and it ends at the end of the prefix.
-   */
-  static ReadOptions lookupOptions() {
-    return new ReadOptions().setPrefixSameAsStart(true);
-  }
-
   static byte[] of(int partition, long element, byte[] key) {
     byte[] out = new byte[PREFIX + key.length];
     out[0] = (byte) (partition >>> 8);
@@ -103,6 +95,18 @@ final class DigestKeys {
     }
     return idx;
   }
+
+  /**
+   * The indices of {@code elements} in ascending unsigned order ({@link #order} with equal elements
+   * kept in their given order): the order in which an {@link IndexWalk} takes them.
+   */
+  static int[] orderByElement(long[] elements) {
+    byte[][] noKeys = new byte[elements.length][];
+    Arrays.fill(noKeys, NO_KEY);
+    return order(elements, noKeys, elements.length);
+  }
+
+  private static final byte[] NO_KEY = new byte[0];
 
   /** {@link #of} written into {@code out} (cleared first), flipped for reading. */
   static ByteBuffer put(ByteBuffer out, int partition, long element, byte[] key) {

@@ -3,14 +3,13 @@ package dev.reconcile.agent.store;
 import static dev.reconcile.agent.store.StoreDb.decodeOrNull;
 
 import dev.reconcile.agent.store.RecordCodec.Stored;
+import dev.reconcile.core.RecordRow;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -61,9 +60,8 @@ final class RecordReader {
     try {
       s.checkOpen();
       Snapshot snap = s.db.getSnapshot();
-      try (ReadOptions ro = new ReadOptions().setSnapshot(snap);
-          ReadOptions lookup = DigestKeys.lookupOptions().setSnapshot(snap)) {
-        List<byte[]> keys = keysOf(partition, elements, lookup);
+      try (ReadOptions ro = new ReadOptions().setSnapshot(snap)) {
+        List<byte[]> keys = keysOf(partition, elements, snap);
         List<ReplicaRecord> out = new ArrayList<>(keys.size());
         for (int from = 0; from < keys.size(); from += ReplicaStore.BULK_BATCH) {
           List<byte[]> chunk =
@@ -101,26 +99,24 @@ final class RecordReader {
     }
   }
 
-  /** The keys the digest index lists under {@code elements} of {@code partition}, each once. */
-  private List<byte[]> keysOf(int partition, long[] elements, ReadOptions ro)
+  /**
+   * The keys the digest index lists under {@code elements} of {@code partition}, each once, in
+   * ascending element order (one {@link IndexWalk}: steps between near elements, seeks between far
+   * ones).
+   */
+  private List<byte[]> keysOf(int partition, long[] elements, Snapshot snap)
       throws RocksDBException {
-    LinkedHashSet<ByteBuffer> keys = new LinkedHashSet<>();
-    try (RocksIterator it = s.db.newIterator(s.digests, ro)) {
-      for (long e : elements) {
-        byte[] prefix = DigestKeys.prefix(partition, e);
-        for (it.seek(prefix); it.isValid(); it.next()) {
-          byte[] row = it.key();
-          if (!DigestKeys.startsWith(row, prefix)) {
-            break;
+    List<byte[]> out = new ArrayList<>(elements.length);
+    try (IndexWalk walk = new IndexWalk(s, partition, snap)) {
+      for (int i : DigestKeys.orderByElement(elements)) {
+        long e = elements[i];
+        if (walk.moveTo(e)) {
+          while (walk.at(e)) {
+            out.add(walk.takeKey());
           }
-          keys.add(ByteBuffer.wrap(DigestKeys.key(row)));
         }
       }
-      it.status();
-    }
-    List<byte[]> out = new ArrayList<>(keys.size());
-    for (ByteBuffer b : keys) {
-      out.add(Arrays.copyOfRange(b.array(), b.arrayOffset(), b.arrayOffset() + b.remaining()));
+      walk.status();
     }
     return out;
   }
@@ -157,7 +153,28 @@ final class RecordReader {
     s.lifecycle.readLock().lock();
     try {
       s.checkOpen();
-      Scan scan = new Scan(partition);
+      Scan scan = new Scan(partition, null);
+      openScans.add(scan);
+      return scan;
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * The records of {@code partition} whose element is one of {@code elements}, at one snapshot, in
+   * key order, by one bounded iterator over the partition's rows: each row's element is computed
+   * from its key and header (key hash, version, origin, flags, value hash) and looked up in the
+   * sorted list; only rows of listed elements are decoded (and checked).
+   */
+  RecordStore.PartitionScan scanListed(int partition, long[] elements) {
+    s.checkPartition(partition);
+    long[] sorted = elements.clone();
+    Arrays.sort(sorted);
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkOpen();
+      Scan scan = new Scan(partition, sorted);
       openScans.add(scan);
       return scan;
     } finally {
@@ -184,8 +201,12 @@ final class RecordReader {
     private byte[] valueScratch = new byte[4096];
     private final CRC32C crc = new CRC32C();
 
-    Scan(int partition) {
+    /** The listed elements, sorted (a filtered scan), or null (every record). */
+    private final long[] wanted;
+
+    Scan(int partition, long[] wanted) {
       this.partition = partition;
+      this.wanted = wanted;
       // A scan reads each block once: filling the block cache would only evict what other
       // readers cached.
       range = new PartitionRange(s, s.records, partition, false);
@@ -203,6 +224,9 @@ final class RecordReader {
           List<ReplicaRecord> out = new ArrayList<>();
           long bytes = 0;
           while (out.size() < maxRecords && bytes < maxBytes && advance()) {
+            if (wanted != null && !listed()) {
+              continue;
+            }
             Stored r = s.decodeRow(iterator.key(), iterator.value());
             out.add(r.toRecord());
             bytes += r.key.length + r.value.length;
@@ -268,6 +292,33 @@ final class RecordReader {
           valueScratch,
           0,
           valueLength);
+    }
+
+    /**
+     * Whether the iterator's row is of a listed element, computed from the row in place: its key
+     * and the header's version, origin, flags and value hash. A row whose header is damaged yields
+     * some other element and is skipped here, or is caught when decoded if its element is listed.
+     */
+    private boolean listed() {
+      int rowLength = iterator.key(rowScratch);
+      if (rowLength > rowScratch.length) {
+        rowScratch = new byte[Math.max(rowLength, rowScratch.length * 2)];
+        iterator.key(rowScratch);
+      }
+      int valueLength = iterator.value(valueScratch); // the header, at least
+      if (rowLength <= RecordKeys.PREFIX || valueLength < RecordRow.HEADER) {
+        return true; // decoded, which reports the damage
+      }
+      long keyHash = s.spec.keyHash(rowScratch, RecordKeys.PREFIX, rowLength - RecordKeys.PREFIX);
+      long element =
+          s.hooks.element(
+              s.spec,
+              keyHash,
+              RecordRow.version(valueScratch, 0),
+              RecordRow.origin(valueScratch, 0),
+              RecordRow.tombstone(valueScratch, 0),
+              RecordRow.valueHash(valueScratch, 0));
+      return Arrays.binarySearch(wanted, element) >= 0;
     }
 
     /** Moves to the next row of the partition; false (and exhausted) at its end. */

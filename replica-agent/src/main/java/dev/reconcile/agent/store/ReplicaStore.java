@@ -287,6 +287,27 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     return reader.scan(partition);
   }
 
+  /**
+   * A list is read by one filtered scan of the partition when it holds at least {@code 1 /
+   * DENSE_LIST} of the partition's records: a row scanned costs about a twentieth of a lookup
+   * (benchmarks.md, section 3, "listed records"); shorter lists are looked up.
+   */
+  static final int DENSE_LIST = 16;
+
+  /**
+   * The records of listed elements: a filtered range scan of the partition ({@link
+   * RecordReader#scanListed}) for a list that is a large part of it, else lookups a chunk at a
+   * time.
+   */
+  @Override
+  public PartitionScan scanListed(int partition, long[] elements) {
+    long count = sketches.fingerprint(partition).count();
+    if ((long) elements.length * DENSE_LIST >= count) {
+      return reader.scanListed(partition, elements);
+    }
+    return RecordStore.super.scanListed(partition, elements);
+  }
+
   /** Full scan of the records in key order (one implicit snapshot), validating each. */
   public void forEachRecord(Consumer<ReplicaRecord> action) {
     reader.forEachRecord(action);

@@ -284,15 +284,20 @@ final class StoreSketches implements PartitionSketches {
     s.lifecycle.readLock().lock();
     try {
       s.checkOpen();
-      // One iterator for every lookup: creating one per element costs a visit of every level.
-      try (ReadOptions ro = DigestKeys.lookupOptions();
-          RocksIterator it = s.db.newIterator(s.digests, ro)) {
-        for (int i = 0; i < elements.length; i++) {
-          byte[] prefix = DigestKeys.prefix(partition, elements[i]);
-          it.seek(prefix);
-          out[i] = it.isValid() && DigestKeys.startsWith(it.key(), prefix);
+      // One walk for every lookup, in element order (IndexWalk: steps between near elements).
+      try (IndexWalk walk = new IndexWalk(s, partition, null)) {
+        long previous = 0;
+        boolean found = false;
+        int[] order = DigestKeys.orderByElement(elements);
+        for (int j = 0; j < order.length; j++) {
+          int i = order[j];
+          if (j == 0 || elements[i] != previous) {
+            previous = elements[i];
+            found = walk.moveTo(previous);
+          }
+          out[i] = found;
         }
-        it.status();
+        walk.status();
       }
       return out;
     } catch (RocksDBException e) {

@@ -855,7 +855,38 @@ class ReplicaStoreTest {
       Set<ReplicaRecord> got = new HashSet<>(s.recordsFor(p, expected));
       assertThat(got).as("%s partition %d", ctx, p).isEqualTo(new HashSet<>(byPartition.get(p)));
       assertThat(s.recordsFor(p, new long[] {rnd.nextLong()})).isEmpty();
+      // scanListed: every other element and absent ones (a dense list: one filtered scan), and
+      // one element (a sparse list when the partition holds more than DENSE_LIST records:
+      // lookups); either way exactly the records of the listed elements.
+      long[] half = new long[(expected.length + 1) / 2 + absent.length];
+      Set<ReplicaRecord> halfRecords = new HashSet<>();
+      for (int i = 0; i < expected.length; i += 2) {
+        half[i / 2] = expected[i];
+        halfRecords.add(byPartition.get(p).get(i));
+      }
+      System.arraycopy(absent, 0, half, (expected.length + 1) / 2, absent.length);
+      assertThat(drainScan(s.scanListed(p, half), 7))
+          .as("%s partition %d, every other element", ctx, p)
+          .containsExactlyInAnyOrderElementsOf(halfRecords);
+      if (expected.length > 0) {
+        assertThat(drainScan(s.scanListed(p, new long[] {expected[0]}), 7))
+            .as("%s partition %d, one element", ctx, p)
+            .containsExactly(byPartition.get(p).get(0));
+      }
     }
+  }
+
+  /** Every record a scan returns, {@code batch} at a most at a time; closes it. */
+  static List<ReplicaRecord> drainScan(RecordStore.PartitionScan scan, int batch) {
+    List<ReplicaRecord> out = new ArrayList<>();
+    try (scan) {
+      for (List<ReplicaRecord> b = scan.next(batch, 1 << 20);
+          !b.isEmpty();
+          b = scan.next(batch, 1 << 20)) {
+        out.addAll(b);
+      }
+    }
+    return out;
   }
 
   @Test

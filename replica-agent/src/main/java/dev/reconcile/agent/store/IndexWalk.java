@@ -1,0 +1,136 @@
+package dev.reconcile.agent.store;
+
+import java.util.Arrays;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
+import org.rocksdb.Snapshot;
+
+/**
+ * Lookups of many elements of one partition in the digest index ({@link DigestKeys}), taken in
+ * ascending unsigned element order by one iterator bounded to the partition's rows.
+ *
+ * <p>A seek costs a visit of every level of the LSM tree (the memtables, each L0 file, each level's
+ * index): about 5 us a seek with the index's rows still in the memtable, where a step to the next
+ * row costs a tenth of that. A repair stream that lists half of a partition's elements looked each
+ * one up with its own seek, in the order the decode found them, and those seeks were 40 % of the
+ * sending side's thread (benchmarks.md, section 3, "listed records"). In ascending order the next
+ * element's row is usually a few rows ahead: the walk steps to it with {@code next()} when it is at
+ * most {@link #STEPS_BEFORE_SEEK} rows away, and seeks only past that. A sparse list pays one seek
+ * an element, as before, plus at most that many steps.
+ *
+ * <p>Not thread-safe; the owner closes it (native handles) and holds the store's lifecycle read
+ * lock meanwhile.
+ */
+final class IndexWalk implements AutoCloseable {
+  /** Rows stepped over before a seek is cheaper. */
+  static final int STEPS_BEFORE_SEEK = 16;
+
+  private final int partition;
+  private final Slice lower;
+  private final Slice upper;
+  private final ReadOptions options;
+  private final RocksIterator iterator;
+  private byte[] row = new byte[64];
+  private int rowLength;
+  private boolean positioned;
+  private boolean valid;
+  private long seeks;
+
+  /** A walk of {@code partition}'s index rows, at {@code snapshot} (null: the current state). */
+  IndexWalk(StoreDb s, int partition, Snapshot snapshot) {
+    this.partition = partition;
+    lower = new Slice(DigestKeys.partitionStart(partition));
+    upper = partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
+    options = DigestKeys.scanOptions().setIterateLowerBound(lower);
+    if (upper != null) {
+      options.setIterateUpperBound(upper);
+    }
+    if (snapshot != null) {
+      options.setSnapshot(snapshot);
+    }
+    iterator = s.db.newIterator(s.digests, options);
+  }
+
+  /**
+   * Moves to the first row whose element is at least {@code element} (unsigned); true if that row's
+   * element is {@code element}. Elements come in ascending unsigned order (equal ones allowed: an
+   * element already passed reads as absent).
+   */
+  boolean moveTo(long element) {
+    if (!positioned) {
+      seek(element);
+    } else {
+      int steps = 0;
+      while (valid && Long.compareUnsigned(currentElement(), element) < 0) {
+        if (steps++ == STEPS_BEFORE_SEEK) {
+          seek(element);
+          break;
+        }
+        iterator.next();
+        read();
+      }
+    }
+    return valid && currentElement() == element;
+  }
+
+  /** True while the walk is at a row of {@code element}. */
+  boolean at(long element) {
+    return valid && currentElement() == element;
+  }
+
+  /** The record key of the current row; the walk moves to the next row. */
+  byte[] takeKey() {
+    byte[] key = Arrays.copyOfRange(row, DigestKeys.PREFIX, rowLength);
+    iterator.next();
+    read();
+    return key;
+  }
+
+  /** Seeks so far (for tests: a dense walk must mostly step). */
+  long seeks() {
+    return seeks;
+  }
+
+  /** Throws what the iterator met, if anything (an invalid iterator is also its end). */
+  void status() throws RocksDBException {
+    iterator.status();
+  }
+
+  private void seek(long element) {
+    iterator.seek(DigestKeys.prefix(partition, element));
+    positioned = true;
+    seeks++;
+    read();
+  }
+
+  private void read() {
+    valid = iterator.isValid();
+    if (valid) {
+      rowLength = iterator.key(row);
+      if (rowLength > row.length) {
+        row = new byte[rowLength];
+        iterator.key(row);
+      }
+      if (rowLength < DigestKeys.PREFIX) {
+        throw new StoreException(
+            "digest index row of " + rowLength + " bytes in partition " + partition);
+      }
+    }
+  }
+
+  private long currentElement() {
+    return RecordCodec.getLong(row, 2);
+  }
+
+  @Override
+  public void close() {
+    iterator.close();
+    options.close();
+    lower.close();
+    if (upper != null) {
+      upper.close();
+    }
+  }
+}
