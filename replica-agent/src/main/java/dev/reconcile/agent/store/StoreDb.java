@@ -134,14 +134,21 @@ final class StoreDb {
               .setBytesPerSync(1 << 20);
       Cache cache = own(natives, new LRUCache(64L << 20));
       BloomFilter bloom = own(natives, new BloomFilter(10));
+      // A repair batch reads the current record of each key it brings before writing it (the
+      // conflict rule), and most are keys this side lacks: a whole-key Bloom filter in the
+      // memtable answers those without a search of the memtable's skip list (the table files'
+      // filters already spare them a block read).
       ColumnFamilyOptions recordOptions =
           own(natives, new ColumnFamilyOptions())
+              .setMemtablePrefixBloomSizeRatio(0.02)
+              .setMemtableWholeKeyFiltering(true)
               .setTableFormatConfig(recordTable(bloom).setBlockCache(cache));
-      // The digest index is read two ways: range scans of a partition (total order) and lookups
-      // of one (partition, element) prefix (the verification of decoded elements, the keys of
-      // listed elements). A fixed-length prefix extractor over partition | element with prefix
-      // Bloom filters (memtable and table files) lets a lookup skip every file and memtable that
-      // lacks the prefix; range scans say total order (DigestKeys.scanOptions).
+      // The digest index is read by range scans of a partition and by walks over many elements
+      // of one partition (IndexWalk: the verification of decoded elements, the keys of listed
+      // elements), all in total order (DigestKeys.scanOptions). The fixed-length prefix extractor
+      // over partition | element and its prefix Bloom filters date from lookups that sought one
+      // prefix each; they stay because the table files of a load are written with the same
+      // extractor (PartitionIngest) and files already written carry it.
       ColumnFamilyOptions digestOptions =
           own(natives, new ColumnFamilyOptions())
               .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
