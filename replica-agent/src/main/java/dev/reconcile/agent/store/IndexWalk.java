@@ -9,16 +9,24 @@ import org.rocksdb.Snapshot;
 
 /**
  * Lookups of many elements of one partition in the digest index ({@link DigestKeys}), taken in
- * ascending unsigned element order by one iterator bounded to the partition's rows.
+ * ascending unsigned element order by one iterator.
  *
  * <p>A seek costs a visit of every level of the LSM tree (the memtables, each L0 file, each level's
  * index): about 5 us a seek with the index's rows still in the memtable, where a step to the next
  * row costs a tenth of that. A repair stream that lists half of a partition's elements looked each
  * one up with its own seek, in the order the decode found them, and those seeks were 40 % of the
- * sending side's thread (benchmarks.md, section 3, "listed records"). In ascending order the next
- * element's row is usually a few rows ahead: the walk steps to it with {@code next()} when it is at
- * most {@link #STEPS_BEFORE_SEEK} rows away, and seeks only past that. A sparse list pays one seek
- * an element, as before, plus at most that many steps.
+ * sending side's thread (benchmarks.md, section 3, "stop 36"). Two modes, chosen by the caller
+ * ({@link #dense}):
+ *
+ * <ul>
+ *   <li><b>dense</b> (the list holds at least {@code 1 / DENSE_LIST} of the partition's records): a
+ *       total-order iterator bounded to the partition; the next element's row is usually a few rows
+ *       ahead, so the walk steps to it with {@code next()} when it is at most {@link
+ *       #STEPS_BEFORE_SEEK} rows away and seeks only past that;
+ *   <li><b>sparse</b>: one seek an element with {@code prefix_same_as_start}, so that the prefix
+ *       Bloom filters of the memtable and the table files skip whatever lacks the element
+ *       (storage.md, "the digest index"); ascending order keeps the blocks it reads warm.
+ * </ul>
  *
  * <p>Not thread-safe; the owner closes it (native handles) and holds the store's lifecycle read
  * lock meanwhile.
@@ -27,7 +35,19 @@ final class IndexWalk implements AutoCloseable {
   /** Rows stepped over before a seek is cheaper. */
   static final int STEPS_BEFORE_SEEK = 16;
 
+  /**
+   * A list of at least {@code 1 / DENSE_LIST} of a partition's records is dense: read by stepping
+   * (here) or by a filtered scan of the records ({@code ReplicaStore.scanListed}).
+   */
+  static final int DENSE_LIST = 16;
+
+  /** Whether a list of {@code listed} elements is dense in a partition of {@code records}. */
+  static boolean dense(int listed, long records) {
+    return (long) listed * DENSE_LIST >= records;
+  }
+
   private final int partition;
+  private final boolean dense;
   private final Slice lower;
   private final Slice upper;
   private final ReadOptions options;
@@ -36,16 +56,28 @@ final class IndexWalk implements AutoCloseable {
   private int rowLength;
   private boolean positioned;
   private boolean valid;
+  private long lastElement;
   private long seeks;
 
-  /** A walk of {@code partition}'s index rows, at {@code snapshot} (null: the current state). */
-  IndexWalk(StoreDb s, int partition, Snapshot snapshot) {
+  /**
+   * A walk of {@code partition}'s index rows at {@code snapshot} (null: the current state), dense
+   * or sparse (see the class comment).
+   */
+  IndexWalk(StoreDb s, int partition, Snapshot snapshot, boolean dense) {
     this.partition = partition;
-    lower = new Slice(DigestKeys.partitionStart(partition));
-    upper = partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
-    options = DigestKeys.scanOptions().setIterateLowerBound(lower);
-    if (upper != null) {
-      options.setIterateUpperBound(upper);
+    this.dense = dense;
+    if (dense) {
+      lower = new Slice(DigestKeys.partitionStart(partition));
+      upper =
+          partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
+      options = DigestKeys.scanOptions().setIterateLowerBound(lower);
+      if (upper != null) {
+        options.setIterateUpperBound(upper);
+      }
+    } else {
+      lower = null;
+      upper = null;
+      options = new ReadOptions().setPrefixSameAsStart(true);
     }
     if (snapshot != null) {
       options.setSnapshot(snapshot);
@@ -59,7 +91,11 @@ final class IndexWalk implements AutoCloseable {
    * element already passed reads as absent).
    */
   boolean moveTo(long element) {
-    if (!positioned) {
+    if (positioned && element == lastElement) {
+      return at(element); // a repeat: where its rows were taken, or still are
+    }
+    lastElement = element;
+    if (!dense || !positioned) {
       seek(element);
     } else {
       int steps = 0;
@@ -128,7 +164,9 @@ final class IndexWalk implements AutoCloseable {
   public void close() {
     iterator.close();
     options.close();
-    lower.close();
+    if (lower != null) {
+      lower.close();
+    }
     if (upper != null) {
       upper.close();
     }

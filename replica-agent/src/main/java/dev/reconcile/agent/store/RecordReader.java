@@ -54,14 +54,15 @@ final class RecordReader {
    * snapshot through the digest index. Elements no longer present (overwritten meanwhile) are
    * skipped; an element shared by several keys yields all of them.
    */
-  List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+  List<ReplicaRecord> recordsFor(int partition, long[] elements, long partitionRecords) {
     s.checkPartition(partition);
     s.lifecycle.readLock().lock();
     try {
       s.checkOpen();
       Snapshot snap = s.db.getSnapshot();
       try (ReadOptions ro = new ReadOptions().setSnapshot(snap)) {
-        List<byte[]> keys = keysOf(partition, elements, snap);
+        List<byte[]> keys =
+            keysOf(partition, elements, snap, IndexWalk.dense(elements.length, partitionRecords));
         List<ReplicaRecord> out = new ArrayList<>(keys.size());
         for (int from = 0; from < keys.size(); from += ReplicaStore.BULK_BATCH) {
           List<byte[]> chunk =
@@ -101,13 +102,12 @@ final class RecordReader {
 
   /**
    * The keys the digest index lists under {@code elements} of {@code partition}, each once, in
-   * ascending element order (one {@link IndexWalk}: steps between near elements, seeks between far
-   * ones).
+   * ascending element order (one {@link IndexWalk}, dense or sparse).
    */
-  private List<byte[]> keysOf(int partition, long[] elements, Snapshot snap)
+  private List<byte[]> keysOf(int partition, long[] elements, Snapshot snap, boolean dense)
       throws RocksDBException {
     List<byte[]> out = new ArrayList<>(elements.length);
-    try (IndexWalk walk = new IndexWalk(s, partition, snap)) {
+    try (IndexWalk walk = new IndexWalk(s, partition, snap, dense)) {
       for (int i : DigestKeys.orderByElement(elements)) {
         long e = elements[i];
         if (walk.moveTo(e)) {

@@ -274,7 +274,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    */
   @Override
   public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
-    return reader.recordsFor(partition, elements);
+    return reader.recordsFor(partition, elements, sketches.fingerprint(partition).count());
   }
 
   /**
@@ -288,21 +288,36 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   }
 
   /**
-   * A list is read by one filtered scan of the partition when it holds at least {@code 1 /
-   * DENSE_LIST} of the partition's records: a row scanned costs about a twentieth of a lookup
-   * (benchmarks.md, section 3, "listed records"); shorter lists are looked up.
+   * A filtered scan reads every record of the partition, listed or not: past this average size of a
+   * stored record, the bytes of the records it skips cost more than the lookups (at 64 KiB a scan
+   * was 0.86 x the lookups, benchmarks.md section 3, "stop 36").
    */
-  static final int DENSE_LIST = 16;
+  static final long SCAN_RECORD_BYTES = 4096;
+
+  /**
+   * The records column family's bytes (table files and memtables) over its estimated key count:
+   * RocksDB's in-memory estimates, rough but free; {@code Long.MAX_VALUE} when unknown.
+   */
+  private long averageRecordBytes() {
+    long files = rocksProperty("records", "rocksdb.total-sst-files-size");
+    long memtables = rocksProperty("records", "rocksdb.size-all-mem-tables");
+    long keys = rocksProperty("records", "rocksdb.estimate-num-keys");
+    if (files < 0 || memtables < 0 || keys <= 0) {
+      return Long.MAX_VALUE;
+    }
+    return (files + memtables) / keys;
+  }
 
   /**
    * The records of listed elements: a filtered range scan of the partition ({@link
-   * RecordReader#scanListed}) for a list that is a large part of it, else lookups a chunk at a
-   * time.
+   * RecordReader#scanListed}) for a dense list ({@link IndexWalk#dense}: a row scanned costs about
+   * a twentieth of a lookup, benchmarks.md section 3, "stop 36") of small records, else lookups a
+   * chunk at a time.
    */
   @Override
   public PartitionScan scanListed(int partition, long[] elements) {
-    long count = sketches.fingerprint(partition).count();
-    if ((long) elements.length * DENSE_LIST >= count) {
+    if (IndexWalk.dense(elements.length, sketches.fingerprint(partition).count())
+        && averageRecordBytes() <= SCAN_RECORD_BYTES) {
       return reader.scanListed(partition, elements);
     }
     return RecordStore.super.scanListed(partition, elements);

@@ -284,8 +284,10 @@ final class StoreSketches implements PartitionSketches {
     s.lifecycle.readLock().lock();
     try {
       s.checkOpen();
-      // One walk for every lookup, in element order (IndexWalk: steps between near elements).
-      try (IndexWalk walk = new IndexWalk(s, partition, null)) {
+      // One walk for every lookup, in element order (IndexWalk: steps between near elements of a
+      // dense list, one filtered seek each for a sparse one).
+      boolean dense = IndexWalk.dense(elements.length, states[partition].fingerprint().count());
+      try (IndexWalk walk = new IndexWalk(s, partition, null, dense)) {
         long previous = 0;
         boolean found = false;
         int[] order = DigestKeys.orderByElement(elements);

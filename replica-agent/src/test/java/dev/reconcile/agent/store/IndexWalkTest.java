@@ -17,7 +17,8 @@ import org.rocksdb.WriteOptions;
 /**
  * {@link IndexWalk} against a model of the index: digest rows written directly (several keys per
  * element, elements at both ends of the unsigned order, rows of the neighbouring partitions), then
- * walked with dense, sparse and repeated element lists, in memtables and in table files.
+ * walked in both modes with dense, sparse and repeated element lists, in memtables and in table
+ * files.
  */
 class IndexWalkTest {
   private static final SketchParams PARAMS = Fixtures.params(2, 12);
@@ -48,7 +49,7 @@ class IndexWalkTest {
   }
 
   @Test
-  void aDenseSortedWalkMostlyStepsAndASparseOneSeeksOnceAnElement() throws Exception {
+  void aDenseWalkMostlyStepsAndSeeksOnlyPastFarElements() throws Exception {
     StoreDb s =
         StoreDb.open(
             Fixtures.options(dir, "n", PARAMS, Fixtures.manualMillis(1)).build(),
@@ -60,18 +61,26 @@ class IndexWalkTest {
       for (int i = 0; i < half.length; i++) {
         half[i] = all[2 * i];
       }
-      try (IndexWalk walk = new IndexWalk(s, PARTITION, null)) {
+      try (IndexWalk walk = new IndexWalk(s, PARTITION, null, true)) {
         for (long e : half) {
           assertThat(walk.moveTo(e)).isTrue();
         }
         // every other element: a step or two each, one seek to start
         assertThat(walk.seeks()).isEqualTo(1);
       }
+      try (IndexWalk walk = new IndexWalk(s, PARTITION, null, false)) {
+        for (long e : half) {
+          assertThat(walk.moveTo(e)).isTrue();
+        }
+        assertThat(walk.seeks())
+            .as("sparse mode: one filtered seek an element")
+            .isEqualTo(half.length);
+      }
       long[] sparse = new long[50];
       for (int i = 0; i < sparse.length; i++) {
         sparse[i] = all[i * (all.length / sparse.length)];
       }
-      try (IndexWalk walk = new IndexWalk(s, PARTITION, null)) {
+      try (IndexWalk walk = new IndexWalk(s, PARTITION, null, true)) {
         for (long e : sparse) {
           assertThat(walk.moveTo(e)).isTrue();
         }
@@ -105,6 +114,13 @@ class IndexWalkTest {
 
   private void checkWalks(StoreDb s, SplittableRandom rnd, long seed, String where)
       throws Exception {
+    for (boolean dense : new boolean[] {true, false}) {
+      checkWalks(s, rnd, seed, where + (dense ? ", dense" : ", sparse"), dense);
+    }
+  }
+
+  private void checkWalks(StoreDb s, SplittableRandom rnd, long seed, String where, boolean dense)
+      throws Exception {
     long[] present = model.keySet().stream().mapToLong(Long::longValue).toArray();
     for (double density : new double[] {1.0, 0.5, 0.05, 0.001}) {
       List<Long> list = new ArrayList<>();
@@ -124,7 +140,7 @@ class IndexWalkTest {
       int[] order = DigestKeys.orderByElement(elements);
       List<String> got = new ArrayList<>();
       List<String> want = new ArrayList<>();
-      try (IndexWalk walk = new IndexWalk(s, PARTITION, null)) {
+      try (IndexWalk walk = new IndexWalk(s, PARTITION, null, dense)) {
         long previous = 0;
         for (int j = 0; j < order.length; j++) {
           long e = elements[order[j]];

@@ -872,6 +872,9 @@ class ReplicaStoreTest {
         assertThat(drainScan(s.scanListed(p, new long[] {expected[0]}), 7))
             .as("%s partition %d, one element", ctx, p)
             .containsExactly(byPartition.get(p).get(0));
+        assertThat(s.recordsFor(p, new long[] {expected[0], expected[0]}))
+            .as("%s partition %d, an element listed twice", ctx, p)
+            .containsExactly(byPartition.get(p).get(0));
       }
     }
   }
