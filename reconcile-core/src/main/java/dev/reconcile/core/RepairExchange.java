@@ -215,7 +215,8 @@ final class RepairExchange {
         }
         continue;
       }
-      // A bulk partition: larger batches, still closed at batchBytes (see RepairConfig).
+      // Records: a bulk partition's in larger batches than listed ones, both closed at
+      // batchBytes (see RepairConfig).
       List<ReplicaRecord> records =
           src.nextRecords(
               src.elements == null ? config.bulkBatchRecords() : config.batchRecords(),

@@ -121,7 +121,6 @@ final class RecordWriter {
 
   // ---------------------------------------------------------------------------------------- repair
 
-  /** Per-key state while resolving a batch. */
   /** Slots in the order of their rows in the records column family ({@link RecordKeys}). */
   private static final Comparator<Slot> BY_ROW = (a, b) -> Arrays.compareUnsigned(a.row, b.row);
 
@@ -138,6 +137,7 @@ final class RecordWriter {
         return c != 0 ? c : Arrays.compareUnsigned(a.key, b.key);
       };
 
+  /** Per-key state while resolving a batch. */
   private static final class Slot {
     final byte[] key;
     final long keyHash;

@@ -143,12 +143,12 @@ final class StoreDb {
               .setMemtablePrefixBloomSizeRatio(0.02)
               .setMemtableWholeKeyFiltering(true)
               .setTableFormatConfig(recordTable(bloom).setBlockCache(cache));
-      // The digest index is read by range scans of a partition and by walks over many elements
-      // of one partition (IndexWalk: the verification of decoded elements, the keys of listed
-      // elements), all in total order (DigestKeys.scanOptions). The fixed-length prefix extractor
-      // over partition | element and its prefix Bloom filters date from lookups that sought one
-      // prefix each; they stay because the table files of a load are written with the same
-      // extractor (PartitionIngest) and files already written carry it.
+      // The digest index is read by range scans of a partition (total order,
+      // DigestKeys.scanOptions) and by walks over many elements of one partition (IndexWalk: the
+      // verification of decoded elements, the keys of listed elements). A dense walk steps in
+      // total order; a sparse one seeks each (partition, element) prefix, and the fixed-length
+      // prefix extractor's Bloom filters (memtable and table files) let such a seek skip every
+      // file and memtable that lacks it.
       ColumnFamilyOptions digestOptions =
           own(natives, new ColumnFamilyOptions())
               .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
