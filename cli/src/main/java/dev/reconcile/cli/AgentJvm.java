@@ -204,6 +204,50 @@ public final class AgentJvm {
     return out;
   }
 
+  /**
+   * The options of {@link #defaultOptions()} that {@code jvmArguments} (a running JVM's, for
+   * example) neither give nor override: an agent run inside that JVM (the bench's in-process
+   * agents) runs without them, slower (docs/benchmarks.md, section 3, "stop 36").
+   */
+  public static List<String> missingFrom(List<String> jvmArguments) {
+    return missing(defaultOptions(jvmArguments), jvmArguments);
+  }
+
+  /**
+   * The options of {@code wanted} that {@code given} does not set: an option is set by any value of
+   * the same name ({@code -XX:-Flag} sets {@code -XX:+Flag}, {@code -Xmn64m} sets {@code
+   * -Xmn128m}).
+   */
+  static List<String> missing(List<String> wanted, List<String> given) {
+    List<String> out = new ArrayList<>();
+    for (String w : wanted) {
+      boolean set = false;
+      for (String g : given) {
+        set |= optionName(g).equals(optionName(w));
+      }
+      if (!set) {
+        out.add(w);
+      }
+    }
+    return out;
+  }
+
+  /** The name an option sets: {@code -XX:[+-]Name[=v]} gives Name, {@code -XmnSIZE} gives -Xmn. */
+  static String optionName(String option) {
+    if (option.startsWith("-XX:")) {
+      String rest = option.substring(4);
+      if (rest.startsWith("+") || rest.startsWith("-")) {
+        rest = rest.substring(1);
+      }
+      int eq = rest.indexOf('=');
+      return eq < 0 ? rest : rest.substring(0, eq);
+    }
+    if (option.startsWith("-Xmn") || option.startsWith("-Xms") || option.startsWith("-Xmx")) {
+      return option.substring(0, 4);
+    }
+    return option;
+  }
+
   /** Whether {@code options} choose the heap's size (then the initial heap is theirs to set). */
   static boolean setsHeapSize(List<String> options) {
     for (String o : options) {

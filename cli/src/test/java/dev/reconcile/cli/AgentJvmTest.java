@@ -177,4 +177,28 @@ class AgentJvmTest {
     }
     return Files.readString(root.resolve("bin/reconcile"));
   }
+
+  /** The bench's warning names exactly the agent options a JVM neither gives nor overrides. */
+  @Test
+  void missingNamesTheAgentOptionsAJvmDoesNotSet() {
+    List<String> wanted = AgentJvm.options(true, 8L << 30, List.of());
+    assertThat(AgentJvm.missing(wanted, List.of("-Xmx10g")))
+        .as("a JVM started with -Xmx10g only")
+        .containsExactlyElementsOf(wanted);
+    assertThat(AgentJvm.missing(wanted, wanted)).isEmpty();
+    assertThat(
+            AgentJvm.missing(
+                wanted,
+                List.of(
+                    "-XX:-UseTransparentHugePages",
+                    "-Xmn64m",
+                    "-Xms1g",
+                    "-XX:-AlwaysPreTouch",
+                    "-XX:MetaspaceSize=64m")))
+        .as("options set to other values are the caller's choice")
+        .containsExactly(AgentJvm.HEAP_GROWTH);
+    assertThat(AgentJvm.optionName("-XX:GCTimeRatio=1")).isEqualTo("GCTimeRatio");
+    assertThat(AgentJvm.optionName("-XX:+AlwaysPreTouch")).isEqualTo("AlwaysPreTouch");
+    assertThat(AgentJvm.optionName("-Xmn128m")).isEqualTo("-Xmn");
+  }
 }

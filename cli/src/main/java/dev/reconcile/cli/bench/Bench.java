@@ -1,5 +1,7 @@
 package dev.reconcile.cli.bench;
 
+import dev.reconcile.cli.AgentJvm;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,6 +55,17 @@ public final class Bench {
 
   public static Result run(Config c, Consumer<String> log) throws Exception {
     System.setProperty("java.awt.headless", "true");
+    if (c.experiments().contains("latency") || c.experiments().contains("stream")) {
+      List<String> missing =
+          AgentJvm.missingFrom(ManagementFactory.getRuntimeMXBean().getInputArguments());
+      if (!missing.isEmpty()) {
+        log.accept(
+            "warning: the latency and stream experiments run their agents in this JVM, which"
+                + " lacks the agent's options "
+                + String.join(" ", missing)
+                + ": its figures are not an agent's (docs/benchmarks.md, \"How to run\")");
+      }
+    }
     Files.createDirectories(c.out());
     Files.createDirectories(c.work());
     List<Path> files = new ArrayList<>();
