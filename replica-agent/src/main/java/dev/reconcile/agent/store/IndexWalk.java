@@ -4,7 +4,6 @@ import java.util.Arrays;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
-import org.rocksdb.Slice;
 import org.rocksdb.Snapshot;
 
 /**
@@ -48,9 +47,13 @@ final class IndexWalk implements AutoCloseable {
 
   private final int partition;
   private final boolean dense;
-  private final Slice lower;
-  private final Slice upper;
+
+  /** A dense walk's iterator bounded to the partition, or null. */
+  private final PartitionRange range;
+
+  /** A sparse walk's read options, or null. */
   private final ReadOptions options;
+
   private final RocksIterator iterator;
   private byte[] row = new byte[64];
   private int rowLength;
@@ -60,29 +63,24 @@ final class IndexWalk implements AutoCloseable {
   private long seeks;
 
   /**
-   * A walk of {@code partition}'s index rows at {@code snapshot} (null: the current state), dense
-   * or sparse (see the class comment).
+   * A walk of {@code partition}'s index rows at {@code snapshot} (null: the current state, or for a
+   * dense walk a snapshot of its own), dense or sparse (see the class comment).
    */
   IndexWalk(StoreDb s, int partition, Snapshot snapshot, boolean dense) {
     this.partition = partition;
     this.dense = dense;
     if (dense) {
-      lower = new Slice(DigestKeys.partitionStart(partition));
-      upper =
-          partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
-      options = DigestKeys.scanOptions().setIterateLowerBound(lower);
-      if (upper != null) {
-        options.setIterateUpperBound(upper);
-      }
+      range = new PartitionRange(s, s.digests, partition, true, snapshot);
+      options = null;
+      iterator = range.iterator;
     } else {
-      lower = null;
-      upper = null;
+      range = null;
       options = new ReadOptions().setPrefixSameAsStart(true);
+      if (snapshot != null) {
+        options.setSnapshot(snapshot);
+      }
+      iterator = s.db.newIterator(s.digests, options);
     }
-    if (snapshot != null) {
-      options.setSnapshot(snapshot);
-    }
-    iterator = s.db.newIterator(s.digests, options);
   }
 
   /**
@@ -162,13 +160,11 @@ final class IndexWalk implements AutoCloseable {
 
   @Override
   public void close() {
-    iterator.close();
-    options.close();
-    if (lower != null) {
-      lower.close();
-    }
-    if (upper != null) {
-      upper.close();
+    if (range != null) {
+      range.release();
+    } else {
+      iterator.close();
+      options.close();
     }
   }
 }

@@ -17,6 +17,7 @@ final class PartitionRange {
   final Snapshot snapshot;
   final RocksIterator iterator;
   private final StoreDb s;
+  private final boolean ownsSnapshot;
   private final ReadOptions options;
   private final Slice lower;
   private final Slice upper;
@@ -26,8 +27,18 @@ final class PartitionRange {
    * s.records}); {@code fillCache} is the iterator's block-cache policy.
    */
   PartitionRange(StoreDb s, ColumnFamilyHandle family, int partition, boolean fillCache) {
+    this(s, family, partition, fillCache, null);
+  }
+
+  /**
+   * As above, read at {@code shared} when it is not null: the caller's snapshot, which the range
+   * uses but does not release.
+   */
+  PartitionRange(
+      StoreDb s, ColumnFamilyHandle family, int partition, boolean fillCache, Snapshot shared) {
     this.s = s;
-    snapshot = s.db.getSnapshot();
+    ownsSnapshot = shared == null;
+    snapshot = ownsSnapshot ? s.db.getSnapshot() : shared;
     options = DigestKeys.scanOptions().setSnapshot(snapshot).setFillCache(fillCache);
     lower = new Slice(DigestKeys.partitionStart(partition));
     upper = partition + 1 < (1 << 16) ? new Slice(DigestKeys.partitionStart(partition + 1)) : null;
@@ -38,7 +49,9 @@ final class PartitionRange {
     iterator = s.db.newIterator(family, options);
   }
 
-  /** Frees the iterator, options, bounds and snapshot; the owner calls it exactly once. */
+  /**
+   * Frees the iterator, options, bounds and the snapshot it took; the owner calls it exactly once.
+   */
   void release() {
     iterator.close();
     options.close();
@@ -46,6 +59,8 @@ final class PartitionRange {
     if (upper != null) {
       upper.close();
     }
-    s.db.releaseSnapshot(snapshot);
+    if (ownsSnapshot) {
+      s.db.releaseSnapshot(snapshot);
+    }
   }
 }

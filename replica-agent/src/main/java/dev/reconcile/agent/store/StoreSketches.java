@@ -288,16 +288,8 @@ final class StoreSketches implements PartitionSketches {
       // dense list, one filtered seek each for a sparse one).
       boolean dense = IndexWalk.dense(elements.length, states[partition].fingerprint().count());
       try (IndexWalk walk = new IndexWalk(s, partition, null, dense)) {
-        long previous = 0;
-        boolean found = false;
-        int[] order = DigestKeys.orderByElement(elements);
-        for (int j = 0; j < order.length; j++) {
-          int i = order[j];
-          if (j == 0 || elements[i] != previous) {
-            previous = elements[i];
-            found = walk.moveTo(previous);
-          }
-          out[i] = found;
+        for (int i : DigestKeys.orderByElement(elements)) {
+          out[i] = walk.moveTo(elements[i]); // a repeat stays where its element's rows are
         }
         walk.status();
       }
