@@ -149,16 +149,7 @@ final class RecordReader {
    * iterator, with no index read and no point read per record.
    */
   RecordStore.PartitionScan scan(int partition) {
-    s.checkPartition(partition);
-    s.lifecycle.readLock().lock();
-    try {
-      s.checkOpen();
-      Scan scan = new Scan(partition, null);
-      openScans.add(scan);
-      return scan;
-    } finally {
-      s.lifecycle.readLock().unlock();
-    }
+    return open(partition, null);
   }
 
   /**
@@ -168,13 +159,18 @@ final class RecordReader {
    * sorted list; only rows of listed elements are decoded (and checked).
    */
   RecordStore.PartitionScan scanListed(int partition, long[] elements) {
-    s.checkPartition(partition);
     long[] sorted = elements.clone();
     Arrays.sort(sorted);
+    return open(partition, sorted);
+  }
+
+  /** A scan of {@code partition}, filtered by {@code wanted} when it is not null. */
+  private Scan open(int partition, long[] wanted) {
+    s.checkPartition(partition);
     s.lifecycle.readLock().lock();
     try {
       s.checkOpen();
-      Scan scan = new Scan(partition, sorted);
+      Scan scan = new Scan(partition, wanted);
       openScans.add(scan);
       return scan;
     } finally {
