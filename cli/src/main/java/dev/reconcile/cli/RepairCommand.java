@@ -16,6 +16,7 @@ import dev.reconcile.core.ReconcileSession;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.RepairStats;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.RowBatches;
 import dev.reconcile.core.SessionConfig;
 import dev.reconcile.core.SessionStats;
 import dev.reconcile.core.SketchParams;
@@ -371,8 +372,16 @@ final class RepairCommand implements Callable<Integer> {
 
     @Override
     public ApplyOutcome apply(List<ReplicaRecord> batch) {
-      ApplyOutcome o = store.apply(batch);
-      records += batch.size();
+      return count(store.apply(batch), batch.size());
+    }
+
+    @Override
+    public ApplyOutcome applyRows(RowBatches.Rows rows) {
+      return count(store.applyRows(rows), rows.size());
+    }
+
+    private ApplyOutcome count(ApplyOutcome o, int size) {
+      records += size;
       applied += o.applied();
       stale += o.stale();
       duplicate += o.duplicate();

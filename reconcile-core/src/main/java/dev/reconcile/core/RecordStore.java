@@ -27,6 +27,18 @@ public interface RecordStore {
   ApplyOutcome apply(List<ReplicaRecord> records);
 
   /**
+   * {@link #apply} for checked rows ({@link RowBatches#read}, under this store's hash spec): one
+   * atomic batch through the conflict rule. A store that keeps records as {@link RecordRow}s
+   * overrides this to take the rows' key and value hashes as checked and to store each winning row
+   * as it came; the default decodes them.
+   *
+   * @throws RuntimeException when the write failed; nothing of the batch was applied
+   */
+  default ApplyOutcome applyRows(RowBatches.Rows rows) {
+    return apply(rows.records());
+  }
+
+  /**
    * The records of {@code partition} whose element is one of {@code elements}, in batches: what the
    * repair stream sends of a partition's listed elements ({@link #recordsFor} over the whole list;
    * each call of {@link PartitionScan#next} returns the records of its next at most {@code
@@ -38,8 +50,19 @@ public interface RecordStore {
     return new PartitionScan() {
       private int offset;
 
+      /** Records looked up by {@link #nextRows} and not yet added: {@code pending[taken, size)}. */
+      private List<ReplicaRecord> pending = List.of();
+
+      private int taken;
+
       @Override
       public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+        if (taken < pending.size()) {
+          List<ReplicaRecord> rest = pending.subList(taken, pending.size());
+          pending = List.of();
+          taken = 0;
+          return rest;
+        }
         while (offset < elements.length) {
           int k = Math.min(maxRecords, elements.length - offset);
           List<ReplicaRecord> out =
@@ -50,6 +73,28 @@ public interface RecordStore {
           }
         }
         return List.of();
+      }
+
+      /**
+       * The records of the next at most {@code maxRecords} elements, looked up together, as rows;
+       * those past {@code maxBytes} wait for the next call.
+       */
+      @Override
+      public int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
+        int start = out.bytes();
+        int n = 0;
+        while (n < maxRecords && out.bytes() - start < maxBytes) {
+          if (taken == pending.size()) {
+            pending = next(maxRecords - n, maxBytes);
+            taken = 0;
+            if (pending.isEmpty()) {
+              break;
+            }
+          }
+          out.add(pending.get(taken++));
+          n++;
+        }
+        return n;
       }
 
       @Override
@@ -169,6 +214,15 @@ public interface RecordStore {
      * reach {@code maxBytes} (so a batch may pass it by one record); empty at the end.
      */
     List<ReplicaRecord> next(int maxRecords, long maxBytes);
+
+    /**
+     * True when this scan reads its partition by one range scan (every record, or the rows of
+     * listed elements filtered in place), without a lookup per element: its records may then go in
+     * batches as large as a bulk partition's ({@link RepairConfig#bulkBatchRecords}).
+     */
+    default boolean ranged() {
+      return false;
+    }
 
     /**
      * The next records appended to {@code out} as rows: at most {@code maxRecords}, and reading

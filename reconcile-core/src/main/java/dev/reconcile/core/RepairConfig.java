@@ -8,18 +8,20 @@ import java.util.function.LongSupplier;
  * @param window most record batches this side has sent and the peer not yet acknowledged
  * @param batchRecords most records per batch this side sends (and elements it looks up at once)
  * @param batchBytes a batch is closed once its records reach about this many bytes
- * @param bulkBatchRecords most records per batch of a bulk partition (the peer holds none of it, so
- *     its records are streamed by a range scan): at least {@code batchRecords}; such a batch is
- *     still closed at {@code batchBytes}, so the bytes in flight stay within {@code window x
- *     batchBytes} and only the per-batch costs (frames, worker steps, write batches) shrink
+ * @param bulkBatchRecords most records per batch of records read by a range scan (a bulk partition:
+ *     the peer holds none of it; or a list the store filters in place, {@link
+ *     RecordStore.PartitionScan#ranged}): at least {@code batchRecords}; such a batch is still
+ *     closed at {@code batchBytes}, so the bytes in flight stay within {@code window x batchBytes}
+ *     and only the per-batch costs (frames, worker steps, write batches) shrink
  * @param maxBatchRecords most records a received batch may hold
  * @param maxClockSkewMillis a received record whose version lies more than this far ahead of the
  *     local wall clock is refused and counted (it would win every conflict and drag the clocks of
  *     the cluster along); 0 accepts any version
  * @param wallMillis the local wall clock, in milliseconds
- * @param rowBatches offer to send and take bulk partitions as {@code RowBatch} frames (stored rows,
- *     no message per record; used when both sides offer it, docs/wire-format.md "row batches");
- *     off, this side streams every record as {@code RecordBatch}, as a peer of before that frame
+ * @param rowBatches offer to send and take range-scanned records as {@code RowBatch} frames (stored
+ *     rows, no message per record; used when both sides offer it, docs/wire-format.md "row
+ *     batches"); off, this side streams every record as {@code RecordBatch}, as a peer of before
+ *     that frame
  */
 public record RepairConfig(
     int window,

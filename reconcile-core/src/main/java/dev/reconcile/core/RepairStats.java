@@ -51,7 +51,7 @@ public final class RepairStats {
     return recordBytesReceived;
   }
 
-  /** Of {@link #batchesSent}, those sent as rows ({@code RowBatch}: bulk partitions). */
+  /** Of {@link #batchesSent}, those sent as rows ({@code RowBatch}: records a range scan read). */
   public long rowBatchesSent() {
     return rowBatchesSent;
   }

@@ -7,6 +7,7 @@ import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.Refusal.Code;
 import dev.reconcile.core.wire.RepairEnd;
+import dev.reconcile.core.wire.RowBatch;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -124,7 +125,7 @@ class RepairExchangeTest {
         i,
         r,
         e -> {
-          if (e.hasRecordBatch()) {
+          if (isBatch(e)) {
             most.accumulateAndGet(inflight.incrementAndGet(), Math::max);
           }
           return e;
@@ -222,6 +223,105 @@ class RepairExchangeTest {
     assertThat(byBytes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(500);
   }
 
+  /**
+   * {@code source} as a store that reads its lists by a range scan ({@link
+   * RecordStore.PartitionScan#ranged}), as the agent's store does for a dense list of small
+   * records.
+   */
+  private static RecordStore rangedLists(MemoryReplica source) {
+    return new RecordStore() {
+      @Override
+      public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+        return source.recordsFor(partition, elements);
+      }
+
+      @Override
+      public ApplyOutcome apply(List<ReplicaRecord> records) {
+        return source.apply(records);
+      }
+
+      @Override
+      public PartitionScan scanListed(int partition, long[] elements) {
+        PartitionScan inner = source.scanListed(partition, elements);
+        return new PartitionScan() {
+          @Override
+          public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+            return inner.next(maxRecords, maxBytes);
+          }
+
+          @Override
+          public int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
+            return inner.nextRows(out, maxRecords, maxBytes);
+          }
+
+          @Override
+          public boolean ranged() {
+            return true;
+          }
+
+          @Override
+          public void close() {
+            inner.close();
+          }
+        };
+      }
+    };
+  }
+
+  /**
+   * A list the store reads by one range scan ({@link RecordStore.PartitionScan#ranged}) goes in
+   * batches as large as a bulk partition's, still closed at the batch bytes; the same list looked
+   * up goes in batches of {@code batchRecords} (above).
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void aListReadByARangeScanGoesInBulkBatches(boolean rowBatches) {
+    RepairConfig repair =
+        new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW).withRowBatches(rowBatches);
+    MemoryReplica source = filled(2000, 100);
+    MemoryReplica half = new MemoryReplica(PARAMS, ESTIMATORS);
+    source.forEach(
+        x -> {
+          if (new String(x.key(), StandardCharsets.UTF_8).hashCode() % 2 == 0) {
+            half.write(x);
+          }
+        });
+    int missing = source.size() - half.size();
+    RecordStore ranged = rangedLists(source);
+    List<Integer> sizes = new ArrayList<>();
+    AtomicInteger rowFrames = new AtomicInteger();
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repair), source.sketches(), ranged, null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repair), half.sketches(), half);
+    LocalRound.run(
+        i,
+        r,
+        e -> {
+          if (isBatch(e)) {
+            sizes.add(
+                e.hasRowBatch()
+                    ? e.getRowBatch().getCount()
+                    : e.getRecordBatch().getRecordsCount());
+          }
+          if (e.hasRowBatch()) {
+            rowFrames.incrementAndGet();
+          }
+          return e;
+        },
+        UnaryOperator.identity());
+    assertThat(i.succeeded()).as("%s", i.failure()).isTrue();
+    assertThat(contents(half)).isEqualTo(contents(source));
+    assertThat(sizes).allSatisfy(n -> assertThat(n).isBetween(1, 40));
+    assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(missing);
+    // About 1 000 records over 4 partitions: full batches of 40, so far fewer than 100 batches.
+    assertThat(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow()).isEqualTo(40);
+    assertThat(sizes.size()).isLessThan(40);
+    // Rows a range scan read go as rows when both offered them, every batch.
+    assertThat(rowFrames.get()).isEqualTo(rowBatches ? sizes.size() : 0);
+  }
+
   @Test
   void aConfigWhoseBulkBatchesAreSmallerThanItsBatchesOrThanItAcceptsIsRefused() {
     org.assertj.core.api.Assertions.assertThatThrownBy(
@@ -237,13 +337,13 @@ class RepairExchangeTest {
   }
 
   /**
-   * Row batches are used only when both sides offer them, and then only for bulk partitions: a
-   * catch-up (bulk) and a partial repair (listed) between every pairing of offers converge, and the
-   * frames that carried the records are the ones negotiated.
+   * Row batches are used only when both sides offer them, and then for records read by a range
+   * scan: a catch-up (bulk) and a partial repair (listed, looked up) between every pairing of
+   * offers converge, and the frames that carried the records are the ones negotiated.
    */
   @ParameterizedTest
   @CsvSource({"true,true", "true,false", "false,true", "false,false"})
-  void rowBatchesAreUsedOnlyWhenBothOfferThemAndOnlyForBulkPartitions(
+  void rowBatchesAreUsedOnlyWhenBothOfferThemAndOnlyForRangeScans(
       boolean initiatorOffers, boolean responderOffers) {
     boolean used = initiatorOffers && responderOffers;
     RepairConfig base = new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW);
@@ -364,16 +464,42 @@ class RepairExchangeTest {
     assertThat(m[0].size()).isEqualTo(m[1].size() - 1);
   }
 
+  /** CRC32C of a row batch's partition, sequence and rows (wire-format.md, "Row batches"). */
+  private static int rowBatchCrc(int partition, long seq, ByteString rows) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(
+        java.nio.ByteBuffer.allocate(12)
+            .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+            .putInt(partition)
+            .putLong(seq)
+            .flip());
+    c.update(rows.asReadOnlyByteBuffer());
+    return (int) c.getValue();
+  }
+
   @ParameterizedTest
-  @ValueSource(booleans = {false, true})
-  void aBatchRelabelledToAnotherPartitionIsRefused(boolean recomputeChecksum) {
+  @CsvSource({"false,false", "true,false", "false,true", "true,true"})
+  void aBatchRelabelledToAnotherPartitionIsRefused(boolean recomputeChecksum, boolean rowBatches) {
     MemoryReplica[] m = divergent(6, 50, 40, 0);
     ReconcileSession i =
-        ReconcileSession.initiator(config(repairConfig(8, 100)), m[0].sketches(), m[0], null);
+        ReconcileSession.initiator(
+            config(repairConfig(8, 100).withRowBatches(rowBatches)),
+            m[0].sketches(),
+            rowBatches ? rangedLists(m[0]) : m[0],
+            null);
     ReconcileSession r =
         ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), m[1]);
     UnaryOperator<Envelope> relabel =
         e -> {
+          if (e.hasRowBatch()) {
+            RowBatch rb = e.getRowBatch();
+            int other = (rb.getPartition() + 1) % 4;
+            RowBatch.Builder b = rb.toBuilder().setPartition(other);
+            if (recomputeChecksum) {
+              b.setCrc32C(rowBatchCrc(other, rb.getBatchSeq(), rb.getRows()));
+            }
+            return e.toBuilder().setRowBatch(b).build();
+          }
           if (!e.hasRecordBatch()) {
             return e;
           }
@@ -385,7 +511,18 @@ class RepairExchangeTest {
           }
           return e.toBuilder().setRecordBatch(b).build();
         };
-    LocalRound.run(i, r, relabel, UnaryOperator.identity());
+    AtomicInteger rowFrames = new AtomicInteger();
+    LocalRound.run(
+        i,
+        r,
+        e -> {
+          if (e.hasRowBatch()) {
+            rowFrames.incrementAndGet();
+          }
+          return relabel.apply(e);
+        },
+        UnaryOperator.identity());
+    assertThat(rowFrames.get() > 0).isEqualTo(rowBatches);
     assertThat(r.failure()).hasValueSatisfying(f -> assertThat(f.code()).isEqualTo(Code.MALFORMED));
     // The checksum covers the partition; past it, the records' own keys give the label away.
     assertThat(r.failure().orElseThrow().message())
@@ -393,16 +530,30 @@ class RepairExchangeTest {
     assertThat(i.failure()).hasValueSatisfying(f -> assertThat(f.byPeer()).isTrue());
   }
 
-  @Test
-  void aBatchCorruptedInTransitIsRefusedWhole() {
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aBatchCorruptedInTransitIsRefusedWhole(boolean rowBatches) {
     MemoryReplica[] m = divergent(7, 50, 40, 0);
     int before = m[1].size();
     ReconcileSession i =
-        ReconcileSession.initiator(config(repairConfig(8, 100)), m[0].sketches(), m[0], null);
+        ReconcileSession.initiator(
+            config(repairConfig(8, 100).withRowBatches(rowBatches)),
+            m[0].sketches(),
+            rowBatches ? rangedLists(m[0]) : m[0],
+            null);
     ReconcileSession r =
         ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), m[1]);
     UnaryOperator<Envelope> flip =
         e -> {
+          if (e.hasRowBatch()) {
+            assertThat(rowBatches).isTrue();
+            RowBatch rb = e.getRowBatch();
+            byte[] bytes = rb.getRows().toByteArray();
+            bytes[bytes.length / 2] ^= 1;
+            return e.toBuilder()
+                .setRowBatch(rb.toBuilder().setRows(ByteString.copyFrom(bytes)))
+                .build();
+          }
           if (!e.hasRecordBatch()) {
             return e;
           }

@@ -49,6 +49,11 @@ public final class RoundRecords implements RecordStore {
   }
 
   @Override
+  public ApplyOutcome applyRows(RowBatches.Rows rows) {
+    return store.applyRows(rows);
+  }
+
+  @Override
   public PartitionLoad load(int partition) {
     return store.load(partition);
   }
@@ -72,6 +77,11 @@ public final class RoundRecords implements RecordStore {
         List<ReplicaRecord> out = inner.next(maxRecords, maxBytes);
         note(out);
         return out;
+      }
+
+      @Override
+      public boolean ranged() {
+        return inner.ranged();
       }
 
       @Override

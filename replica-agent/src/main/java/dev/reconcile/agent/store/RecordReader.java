@@ -8,7 +8,6 @@ import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -155,17 +154,15 @@ final class RecordReader {
   /**
    * The records of {@code partition} whose element is one of {@code elements}, at one snapshot, in
    * key order, by one bounded iterator over the partition's rows: each row's element is computed
-   * from its key and header (key hash, version, origin, flags, value hash) and looked up in the
-   * sorted list; only rows of listed elements are decoded (and checked).
+   * from its key and header (key hash, version, origin, flags, value hash) and looked up in a set
+   * of the list ({@link ElementSet}); only rows of listed elements are copied (and checked).
    */
   RecordStore.PartitionScan scanListed(int partition, long[] elements) {
-    long[] sorted = elements.clone();
-    Arrays.sort(sorted);
-    return open(partition, sorted);
+    return open(partition, new ElementSet(elements));
   }
 
   /** A scan of {@code partition}, filtered by {@code wanted} when it is not null. */
-  private Scan open(int partition, long[] wanted) {
+  private Scan open(int partition, ElementSet wanted) {
     s.checkPartition(partition);
     s.lifecycle.readLock().lock();
     try {
@@ -195,12 +192,21 @@ final class RecordReader {
     private boolean released;
     private byte[] rowScratch = new byte[256];
     private byte[] valueScratch = new byte[4096];
+
+    /** The iterator's row is in the scratch arrays: its row key, and its value up to 4 KiB. */
+    private boolean loaded;
+
+    private int rowLength;
+
+    /** The whole value's length (the scratch may hold only its start). */
+    private int valueLength;
+
     private final CRC32C crc = new CRC32C();
 
-    /** The listed elements, sorted (a filtered scan), or null (every record). */
-    private final long[] wanted;
+    /** The listed elements (a filtered scan), or null (every record). */
+    private final ElementSet wanted;
 
-    Scan(int partition, long[] wanted) {
+    Scan(int partition, ElementSet wanted) {
       this.partition = partition;
       this.wanted = wanted;
       // A scan reads each block once: filling the block cache would only evict what other
@@ -237,9 +243,16 @@ final class RecordReader {
       }
     }
 
+    /** Every scan, filtered or not, reads its partition by one bounded iterator. */
+    @Override
+    public boolean ranged() {
+      return true;
+    }
+
     /**
-     * The stored rows as they are, each checked first ({@link StoreDb#checkRow}): copied from the
-     * iterator into two reused arrays, then into {@code out}; no decoding, no object per record.
+     * The stored rows as they are (of listed elements only, for a filtered scan), each checked
+     * first ({@link StoreDb#checkRow}): copied from the iterator into two reused arrays, then into
+     * {@code out}; no decoding, no object per record.
      */
     @Override
     public int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
@@ -252,6 +265,9 @@ final class RecordReader {
           int n = 0;
           int start = out.bytes();
           while (n < maxRecords && out.bytes() - start < maxBytes && advance()) {
+            if (wanted != null && !listed()) {
+              continue;
+            }
             copyRow(out);
             n++;
           }
@@ -270,12 +286,7 @@ final class RecordReader {
      * process compiles it early).
      */
     private void copyRow(RowBatches.Builder out) {
-      int rowLength = iterator.key(rowScratch);
-      if (rowLength > rowScratch.length) {
-        rowScratch = new byte[Math.max(rowLength, rowScratch.length * 2)];
-        iterator.key(rowScratch);
-      }
-      int valueLength = iterator.value(valueScratch);
+      load();
       if (valueLength > valueScratch.length) {
         valueScratch = new byte[Math.max(valueLength, valueScratch.length * 2)];
         iterator.value(valueScratch);
@@ -296,12 +307,7 @@ final class RecordReader {
      * some other element and is skipped here, or is caught when decoded if its element is listed.
      */
     private boolean listed() {
-      int rowLength = iterator.key(rowScratch);
-      if (rowLength > rowScratch.length) {
-        rowScratch = new byte[Math.max(rowLength, rowScratch.length * 2)];
-        iterator.key(rowScratch);
-      }
-      int valueLength = iterator.value(valueScratch); // the header, at least
+      load();
       if (rowLength <= RecordKeys.PREFIX || valueLength < RecordRow.HEADER) {
         return true; // decoded, which reports the damage
       }
@@ -314,11 +320,29 @@ final class RecordReader {
               RecordRow.origin(valueScratch, 0),
               RecordRow.tombstone(valueScratch, 0),
               RecordRow.valueHash(valueScratch, 0));
-      return Arrays.binarySearch(wanted, element) >= 0;
+      return wanted.contains(element);
+    }
+
+    /**
+     * Copies the iterator's row key, and its value as far as the value scratch holds it (the header
+     * at least), into the scratch arrays, once per row.
+     */
+    private void load() {
+      if (loaded) {
+        return;
+      }
+      rowLength = iterator.key(rowScratch);
+      if (rowLength > rowScratch.length) {
+        rowScratch = new byte[Math.max(rowLength, rowScratch.length * 2)];
+        iterator.key(rowScratch);
+      }
+      valueLength = iterator.value(valueScratch);
+      loaded = true;
     }
 
     /** Moves to the next row of the partition; false (and exhausted) at its end. */
     private boolean advance() throws RocksDBException {
+      loaded = false;
       if (exhausted) {
         return false;
       }

@@ -7,7 +7,9 @@ import static dev.reconcile.agent.store.StoreDb.longBytes;
 import dev.reconcile.agent.store.RecordCodec.Stored;
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.ConflictRule;
+import dev.reconcile.core.RecordRow;
 import dev.reconcile.core.ReplicaRecord;
+import dev.reconcile.core.RowBatches;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -148,7 +150,10 @@ final class RecordWriter {
 
     Stored original;
     long originalElement;
-    ReplicaRecord winner;
+
+    /** The index of the winning incoming entry; -1 while the stored record (if any) wins. */
+    int winner = -1;
+
     long wVersion;
     long wOrigin;
     long wValueHash;
@@ -173,31 +178,177 @@ final class RecordWriter {
     }
   }
 
+  /**
+   * A batch to apply, as records or as checked rows: what {@link #apply(Incoming)} reads of each
+   * entry. Built outside the writer lock, so that hashing happens there.
+   */
+  private interface Incoming {
+    int size();
+
+    /** Entry {@code i}'s key, an array the caller may keep. */
+    byte[] key(int i);
+
+    long keyHash(int i);
+
+    long version(int i);
+
+    long origin(int i);
+
+    boolean tombstone(int i);
+
+    long valueHash(int i);
+
+    /** The row to store for entry {@code i} ({@link RecordRow}), whose key is {@code key}. */
+    byte[] storedRow(int i, byte[] key);
+  }
+
+  /** Records, their values hashed under the store's spec. */
+  private final class IncomingRecords implements Incoming {
+    private final List<ReplicaRecord> records;
+    private final long[] valueHashes;
+
+    IncomingRecords(List<ReplicaRecord> records) {
+      this.records = records;
+      this.valueHashes = new long[records.size()];
+      for (int i = 0; i < valueHashes.length; i++) {
+        valueHashes[i] = s.spec.valueHash(records.get(i).value());
+      }
+    }
+
+    @Override
+    public int size() {
+      return records.size();
+    }
+
+    @Override
+    public byte[] key(int i) {
+      return records.get(i).key();
+    }
+
+    @Override
+    public long keyHash(int i) {
+      return s.spec.keyHash(records.get(i).key());
+    }
+
+    @Override
+    public long version(int i) {
+      return records.get(i).version();
+    }
+
+    @Override
+    public long origin(int i) {
+      return records.get(i).origin();
+    }
+
+    @Override
+    public boolean tombstone(int i) {
+      return records.get(i).tombstone();
+    }
+
+    @Override
+    public long valueHash(int i) {
+      return valueHashes[i];
+    }
+
+    @Override
+    public byte[] storedRow(int i, byte[] key) {
+      ReplicaRecord r = records.get(i);
+      return RecordCodec.encode(
+          key, r.version(), r.origin(), r.tombstone(), valueHashes[i], r.value());
+    }
+  }
+
+  /**
+   * Checked rows ({@link RowBatches#read} under the store's spec): key hashes and value hashes as
+   * the check found them, and each row stored as it came (its CRC covers its key).
+   */
+  private static final class IncomingRows implements Incoming {
+    private final RowBatches.Rows rows;
+    private final byte[] a;
+
+    IncomingRows(RowBatches.Rows rows) {
+      this.rows = rows;
+      this.a = rows.array();
+    }
+
+    @Override
+    public int size() {
+      return rows.size();
+    }
+
+    @Override
+    public byte[] key(int i) {
+      return rows.key(i);
+    }
+
+    @Override
+    public long keyHash(int i) {
+      return rows.keyHash(i);
+    }
+
+    @Override
+    public long version(int i) {
+      return rows.version(i);
+    }
+
+    @Override
+    public long origin(int i) {
+      return RecordRow.origin(a, rows.rowOffset(i));
+    }
+
+    @Override
+    public boolean tombstone(int i) {
+      return rows.tombstone(i);
+    }
+
+    @Override
+    public long valueHash(int i) {
+      return RecordRow.valueHash(a, rows.rowOffset(i));
+    }
+
+    @Override
+    public byte[] storedRow(int i, byte[] key) {
+      int from = rows.rowOffset(i);
+      return Arrays.copyOfRange(a, from, from + rows.rowLength(i));
+    }
+  }
+
   /** See {@link ReplicaStore#apply}. */
   ApplyOutcome apply(List<ReplicaRecord> incoming) {
     if (incoming.isEmpty()) {
       return ApplyOutcome.EMPTY;
     }
+    return apply(new IncomingRecords(incoming));
+  }
+
+  /** See {@link ReplicaStore#applyRows}. */
+  ApplyOutcome applyRows(RowBatches.Rows rows) {
+    if (rows.size() == 0) {
+      return ApplyOutcome.EMPTY;
+    }
+    return apply(new IncomingRows(rows));
+  }
+
+  private ApplyOutcome apply(Incoming incoming) {
     s.lifecycle.readLock().lock();
     try {
       s.checkWritable();
       // Hashing outside the writer lock.
-      HashMap<ByteBuffer, Slot> byKey = new HashMap<>(incoming.size() * 2);
-      List<Slot> slots = new ArrayList<>(incoming.size());
-      Slot[] slotOf = new Slot[incoming.size()];
-      long[] valueHashes = new long[incoming.size()];
+      int n = incoming.size();
+      HashMap<ByteBuffer, Slot> byKey = new HashMap<>(n * 2);
+      List<Slot> slots = new ArrayList<>(n);
+      Slot[] slotOf = new Slot[n];
       long maxVersion = 0;
-      for (int i = 0; i < incoming.size(); i++) {
-        ReplicaRecord r = incoming.get(i);
-        valueHashes[i] = s.spec.valueHash(r.value());
-        if (Long.compareUnsigned(r.version(), maxVersion) > 0) {
-          maxVersion = r.version();
+      for (int i = 0; i < n; i++) {
+        if (Long.compareUnsigned(incoming.version(i), maxVersion) > 0) {
+          maxVersion = incoming.version(i);
         }
-        Slot slot = byKey.get(ByteBuffer.wrap(r.key()));
+        byte[] key = incoming.key(i);
+        Slot slot = byKey.get(ByteBuffer.wrap(key));
         if (slot == null) {
-          long kh = s.spec.keyHash(r.key());
-          slot = new Slot(r.key(), kh, s.partitionOf(kh));
-          byKey.put(ByteBuffer.wrap(r.key()), slot);
+          long kh = incoming.keyHash(i);
+          slot = new Slot(key, kh, s.partitionOf(kh));
+          byKey.put(ByteBuffer.wrap(key), slot);
           slots.add(slot);
         }
         slotOf[i] = slot;
@@ -209,30 +360,32 @@ final class RecordWriter {
         int applied = 0;
         int stale = 0;
         int duplicate = 0;
-        for (int i = 0; i < incoming.size(); i++) {
-          ReplicaRecord r = incoming.get(i);
+        for (int i = 0; i < n; i++) {
           Slot slot = slotOf[i];
-          boolean present = slot.original != null || slot.winner != null;
+          long version = incoming.version(i);
+          long origin = incoming.origin(i);
+          long valueHash = incoming.valueHash(i);
+          boolean tombstone = incoming.tombstone(i);
+          boolean present = slot.original != null || slot.winner >= 0;
           int c =
               present
                   ? ConflictRule.compare(
-                      r.version(),
-                      r.origin(),
-                      valueHashes[i],
-                      r.tombstone(),
+                      version,
+                      origin,
+                      valueHash,
+                      tombstone,
                       slot.wVersion,
                       slot.wOrigin,
                       slot.wValueHash,
                       slot.wTombstone)
                   : 1;
-          boolean expired =
-              r.tombstone() && HybridClock.physicalMillis(r.version()) < graceCutoffMillis;
+          boolean expired = tombstone && HybridClock.physicalMillis(version) < graceCutoffMillis;
           if (c > 0) {
-            slot.winner = r;
-            slot.wVersion = r.version();
-            slot.wOrigin = r.origin();
-            slot.wValueHash = valueHashes[i];
-            slot.wTombstone = r.tombstone();
+            slot.winner = i;
+            slot.wVersion = version;
+            slot.wOrigin = origin;
+            slot.wValueHash = valueHash;
+            slot.wTombstone = tombstone;
             slot.wExpired = expired;
             slot.changed = true;
             if (expired && !present) {
@@ -246,14 +399,14 @@ final class RecordWriter {
             stale++;
           }
         }
-        writeWinners(slots, maxVersion);
+        writeWinners(slots, incoming, maxVersion);
         clock.observe(maxVersion);
         appliedRecords.add(applied);
         return new ApplyOutcome(applied, stale, duplicate);
       } catch (RocksDBException e) {
         throw new StoreException(
             "cannot read the current records of a batch of "
-                + incoming.size()
+                + n
                 + ": "
                 + e.getMessage()
                 + " (store and sketches unchanged)",
@@ -307,7 +460,8 @@ final class RecordWriter {
    * to one another (its skip list remembers where the last insert went), where keys in the order
    * the peer sent them each cost a search from the top of the list.
    */
-  private void writeWinners(List<Slot> slots, long maxVersion) throws RocksDBException {
+  private void writeWinners(List<Slot> slots, Incoming incoming, long maxVersion)
+      throws RocksDBException {
     batch.clear();
     List<Slot> written = new ArrayList<>(slots.size());
     for (Slot slot : slots) {
@@ -335,16 +489,7 @@ final class RecordWriter {
         // Past the grace period: delete what it beats, store nothing (see the class comment).
         batch.delete(s.records, slot.row);
       } else {
-        batch.put(
-            s.records,
-            slot.row,
-            RecordCodec.encode(
-                slot.key,
-                slot.wVersion,
-                slot.wOrigin,
-                slot.wTombstone,
-                slot.wValueHash,
-                slot.winner.value()));
+        batch.put(s.records, slot.row, incoming.storedRow(slot.winner, slot.key));
       }
     }
     written.sort(BY_DIGEST_ROW);

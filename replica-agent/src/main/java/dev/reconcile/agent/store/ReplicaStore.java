@@ -7,6 +7,7 @@ import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RoundProgress;
+import dev.reconcile.core.RowBatches;
 import dev.reconcile.core.SketchParams;
 import java.nio.file.Path;
 import java.util.BitSet;
@@ -175,6 +176,15 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   @Override
   public ApplyOutcome apply(List<ReplicaRecord> incoming) {
     return writer.apply(incoming);
+  }
+
+  /**
+   * {@link #apply} for rows checked under this store's hash spec: their key and value hashes are
+   * taken as checked, and each winning row is stored as it came (no decoding, no re-encoding).
+   */
+  @Override
+  public ApplyOutcome applyRows(RowBatches.Rows rows) {
+    return writer.applyRows(rows);
   }
 
   /**

@@ -698,7 +698,7 @@ class ReplicaStoreTest {
             batch.add(ReplicaRecord.of(key, bytes("r" + r.nextInt(5)), version, origin));
           }
         }
-        ApplyOutcome res = s.apply(batch);
+        ApplyOutcome res = r.nextBoolean() ? s.apply(batch) : applyAsRows(s, batch);
         assertThat(res.total()).as("seed %d", seed).isEqualTo(batch.size());
       } else if (op < 10) {
         s.purgeTombstones(ms.get());
@@ -713,6 +713,108 @@ class ReplicaStoreTest {
       } else if (r.nextInt(10) == 0 && s.options().maintainSketches()) {
         assertThat(s.selfCheck().ok()).as("seed %d op %d", seed, i).isTrue();
       }
+    }
+  }
+
+  /**
+   * {@code batch} through {@link ReplicaStore#applyRows}: its records as rows of one checked row
+   * batch per partition (a batch holds one partition's), in ascending partition order.
+   */
+  static ApplyOutcome applyAsRows(ReplicaStore s, List<ReplicaRecord> batch) {
+    SketchParams params = s.params();
+    HashSpec spec = params.spec();
+    Map<Integer, RowBatches.Builder> byPartition = new java.util.TreeMap<>();
+    for (ReplicaRecord r : batch) {
+      int p = HashSpec.partition(spec.keyHash(r.key()), params.partitionsLog2());
+      byPartition.computeIfAbsent(p, q -> new RowBatches.Builder(spec, 64)).add(r);
+    }
+    ApplyOutcome out = ApplyOutcome.EMPTY;
+    for (Map.Entry<Integer, RowBatches.Builder> e : byPartition.entrySet()) {
+      out = out.plus(s.applyRows(checkedRows(params, e.getKey(), e.getValue())));
+    }
+    return out;
+  }
+
+  /** The rows of {@code rows}, built as batch 0 of {@code partition} and checked as a peer's. */
+  static RowBatches.Rows checkedRows(SketchParams params, int partition, RowBatches.Builder rows) {
+    try {
+      return RowBatches.read(
+          rows.build(partition, 0), 1_000_000, params.spec(), params.partitionsLog2());
+    } catch (dev.reconcile.core.ProtocolException e) {
+      throw new AssertionError("rows built here were refused: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Rows ({@link ReplicaStore#applyRows}: key and value hashes as checked, each row stored as it
+   * came) leave a store as records do ({@link ReplicaStore#apply}): the same outcome for every
+   * batch, then the same records, index and sketches. Random batches of one partition's records
+   * with duplicates in the batch and of the stored record, stale and newer versions, and tombstones
+   * within and past the grace period.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {21, 22, 23})
+  void applyRowsLeavesTheStoreAsApplyDoes(long seed) {
+    AtomicLong ms = Fixtures.manualMillis(1_000);
+    try (ReplicaStore byRecords =
+            ReplicaStore.open(
+                Fixtures.options(dir.resolve("records"), "node-a", PARAMS, ms)
+                    .tombstoneGrace(Duration.ofMillis(50))
+                    .build());
+        ReplicaStore byRows =
+            ReplicaStore.open(
+                Fixtures.options(dir.resolve("rows"), "node-a", PARAMS, ms)
+                    .tombstoneGrace(Duration.ofMillis(50))
+                    .build())) {
+      Random r = new Random(seed);
+      HashSpec spec = PARAMS.spec();
+      for (int round = 0; round < 400 * SCALE; round++) {
+        ms.addAndGet(r.nextInt(3));
+        int p = r.nextInt(PARAMS.partitions());
+        List<ReplicaRecord> batch = new ArrayList<>();
+        int n = 1 + r.nextInt(30);
+        while (batch.size() < n) {
+          byte[] key = bytes("k" + r.nextInt(150));
+          if (HashSpec.partition(spec.keyHash(key), PARAMS.partitionsLog2()) != p) {
+            continue;
+          }
+          long version =
+              HybridClock.version(Math.max(1, ms.get() + r.nextInt(100) - 60), r.nextInt(4));
+          long origin = r.nextInt(4);
+          int kind = r.nextInt(10);
+          if (kind < 2) {
+            batch.add(ReplicaRecord.tombstone(key, version, origin));
+          } else if (kind < 3) {
+            byRecords.get(key).ifPresent(batch::add); // the stored record again
+          } else if (kind < 4 && !batch.isEmpty()) {
+            batch.add(batch.get(r.nextInt(batch.size()))); // twice in the batch
+          } else {
+            byte[] value = new byte[r.nextInt(40)];
+            r.nextBytes(value);
+            batch.add(ReplicaRecord.of(key, value, version, origin));
+          }
+        }
+        RowBatches.Builder rows = new RowBatches.Builder(spec, 64);
+        batch.forEach(rows::add);
+        ApplyOutcome expected = byRecords.apply(batch);
+        assertThat(byRows.applyRows(checkedRows(PARAMS, p, rows)))
+            .as("seed %d, batch %d", seed, round)
+            .isEqualTo(expected);
+      }
+      List<ReplicaRecord> recordsApplied = new ArrayList<>();
+      List<ReplicaRecord> rowsApplied = new ArrayList<>();
+      byRecords.forEachRecord(recordsApplied::add);
+      byRows.forEachRecord(rowsApplied::add);
+      assertThat(rowsApplied).as("seed %d", seed).isNotEmpty().isEqualTo(recordsApplied);
+      assertThat(byRows.recordCount()).isEqualTo(byRecords.recordCount());
+      for (int p = 0; p < PARAMS.partitions(); p++) {
+        assertThat(byRows.sketches().fingerprint(p))
+            .as("seed %d, partition %d", seed, p)
+            .isEqualTo(byRecords.sketches().fingerprint(p));
+      }
+      assertThat(byRows.selfCheck().ok()).as("seed %d", seed).isTrue();
+      assertEqualsMemorySketches(byRows, "seed " + seed);
+      assertIndexAgreesWithRecords(byRows, "seed " + seed);
     }
   }
 
@@ -868,6 +970,13 @@ class ReplicaStoreTest {
       assertThat(drainScan(s.scanListed(p, half), 7))
           .as("%s partition %d, every other element", ctx, p)
           .containsExactlyInAnyOrderElementsOf(halfRecords);
+      // The same as rows (what a repair stream sends), within each call's caps.
+      assertThat(drainRows(s.scanListed(p, half), params, p, 7, 1 << 20))
+          .as("%s partition %d, every other element as rows", ctx, p)
+          .containsExactlyInAnyOrderElementsOf(halfRecords);
+      assertThat(drainRows(s.scanListed(p, half), params, p, 1000, 1))
+          .as("%s partition %d, every other element as rows, one a call", ctx, p)
+          .containsExactlyInAnyOrderElementsOf(halfRecords);
       if (expected.length > 0) {
         assertThat(drainScan(s.scanListed(p, new long[] {expected[0]}), 7))
             .as("%s partition %d, one element", ctx, p)
@@ -875,6 +984,30 @@ class ReplicaStoreTest {
         assertThat(s.recordsFor(p, new long[] {expected[0], expected[0]}))
             .as("%s partition %d, an element listed twice", ctx, p)
             .containsExactly(byPartition.get(p).get(0));
+      }
+    }
+  }
+
+  /**
+   * Every record a scan returns as rows of partition {@code p} ({@link
+   * RecordStore.PartitionScan#nextRows}), checked as a peer checks them; each call takes at most
+   * {@code batch} records and stops once its rows reach {@code bytes}. Closes the scan.
+   */
+  static List<ReplicaRecord> drainRows(
+      RecordStore.PartitionScan scan, SketchParams params, int p, int batch, long bytes) {
+    List<ReplicaRecord> out = new ArrayList<>();
+    try (scan) {
+      while (true) {
+        RowBatches.Builder rows = new RowBatches.Builder(params.spec(), 64);
+        int n = scan.nextRows(rows, batch, bytes);
+        assertThat(n).isEqualTo(rows.count()).isBetween(0, batch);
+        if (n == 0) {
+          return out;
+        }
+        if (bytes == 1) {
+          assertThat(n).isEqualTo(1);
+        }
+        out.addAll(checkedRows(params, p, rows).records());
       }
     }
   }
