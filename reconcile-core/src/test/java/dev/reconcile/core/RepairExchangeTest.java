@@ -223,23 +223,32 @@ class RepairExchangeTest {
     assertThat(byBytes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(500);
   }
 
+  /** A store over a {@link MemoryReplica}: its lookups and applies; a test overrides the rest. */
+  private abstract static class OverMemory implements RecordStore {
+    final MemoryReplica source;
+
+    OverMemory(MemoryReplica source) {
+      this.source = source;
+    }
+
+    @Override
+    public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
+      return source.recordsFor(partition, elements);
+    }
+
+    @Override
+    public ApplyOutcome apply(List<ReplicaRecord> records) {
+      return source.apply(records);
+    }
+  }
+
   /**
    * {@code source} as a store that reads its lists by a range scan ({@link
    * RecordStore.PartitionScan#ranged}), as the agent's store does for a dense list of small
    * records.
    */
   private static RecordStore rangedLists(MemoryReplica source) {
-    return new RecordStore() {
-      @Override
-      public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
-        return source.recordsFor(partition, elements);
-      }
-
-      @Override
-      public ApplyOutcome apply(List<ReplicaRecord> records) {
-        return source.apply(records);
-      }
-
+    return new OverMemory(source) {
       @Override
       public PartitionScan scanListed(int partition, long[] elements) {
         PartitionScan inner = source.scanListed(partition, elements);
@@ -611,17 +620,7 @@ class RepairExchangeTest {
     AtomicInteger opened = new AtomicInteger();
     AtomicInteger closed = new AtomicInteger();
     RecordStore throwingScans =
-        new RecordStore() {
-          @Override
-          public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
-            return source.recordsFor(partition, elements);
-          }
-
-          @Override
-          public ApplyOutcome apply(List<ReplicaRecord> records) {
-            return source.apply(records);
-          }
-
+        new OverMemory(source) {
           @Override
           public PartitionScan scan(int partition, PartitionSketches sketches) {
             PartitionScan inner = source.scan(partition, sketches);

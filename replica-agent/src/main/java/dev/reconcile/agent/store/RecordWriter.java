@@ -315,21 +315,18 @@ final class RecordWriter {
 
   /** See {@link ReplicaStore#apply}. */
   ApplyOutcome apply(List<ReplicaRecord> incoming) {
-    if (incoming.isEmpty()) {
-      return ApplyOutcome.EMPTY;
-    }
     return apply(new IncomingRecords(incoming));
   }
 
   /** See {@link ReplicaStore#applyRows}. */
   ApplyOutcome applyRows(RowBatches.Rows rows) {
-    if (rows.size() == 0) {
-      return ApplyOutcome.EMPTY;
-    }
     return apply(new IncomingRows(rows));
   }
 
   private ApplyOutcome apply(Incoming incoming) {
+    if (incoming.size() == 0) {
+      return ApplyOutcome.EMPTY;
+    }
     s.lifecycle.readLock().lock();
     try {
       s.checkWritable();
