@@ -311,6 +311,20 @@ final class BenchCommand implements Callable<Integer> {
   int streamTrials = 3;
 
   @Option(
+      names = "--stream-writes-per-second",
+      description =
+          "stream: a client writes new keys of 100 B to the receiving agent at this rate during an"
+              + " idle second before each round and during the round, and the latency of its"
+              + " writes goes to stream-writes.csv; 0 for none (default: ${DEFAULT-VALUE})")
+  int streamWritesPerSecond = 0;
+
+  @Option(
+      names = "--stream-set",
+      paramLabel = "KEY=VALUE",
+      description = "stream: extra agent config for both agents (repeatable)")
+  List<String> streamSets = List.of();
+
+  @Option(
       names = "--diff-lines",
       description = "diff: lines per side of the tsv dataset (default: ${DEFAULT-VALUE})")
   long diffLines = 1_000_000;
@@ -378,6 +392,9 @@ final class BenchCommand implements Callable<Integer> {
       throw new CliException(
           "bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1, --warmup >= 0");
     }
+    if (streamWritesPerSecond < 0 || streamWritesPerSecond > 100_000) {
+      throw new CliException("bench: --stream-writes-per-second must be in [0, 100000]");
+    }
     if (merkleDepth < 1 || merkleDepth > 24) {
       throw new CliException("bench: --merkle-depth must be in [1, 24]");
     }
@@ -418,6 +435,8 @@ final class BenchCommand implements Callable<Integer> {
             streamLargeRecords,
             streamLargeValueBytes,
             streamTrials,
+            streamWritesPerSecond,
+            keyValues("--stream-set", streamSets),
             outDir,
             work,
             diff,

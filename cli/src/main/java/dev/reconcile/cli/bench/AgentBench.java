@@ -288,9 +288,31 @@ public final class AgentBench {
   public static StreamRate stream(
       int records, int valueBytes, int trials, Path work, Csv csv, Consumer<String> log)
       throws Exception {
+    return stream(records, valueBytes, trials, work, csv, 0, null, Map.of(), log);
+  }
+
+  /**
+   * {@link #stream}, and with {@code writesPerSecond > 0} a client writing new keys of 100 B to the
+   * receiver b at that rate ({@link ForegroundWrites}) through an idle second before each round and
+   * through the round; the latencies of the writes due in the idle second and in the repair phase
+   * go to {@code writesCsv}. The keys so written are of partition 0 and b's alone, so the next
+   * trial's round also sends them to a; trial 0's other partitions stay a catch-up's (bulk). {@code
+   * sets} are agent settings for both agents.
+   */
+  public static StreamRate stream(
+      int records,
+      int valueBytes,
+      int trials,
+      Path work,
+      Csv csv,
+      int writesPerSecond,
+      Csv writesCsv,
+      Map<String, String> sets,
+      Consumer<String> log)
+      throws Exception {
     Path dir = work.resolve("stream-" + valueBytes);
-    try (ReplicaAgent a = start("a", dir);
-        ReplicaAgent b = start("b", dir)) {
+    try (ReplicaAgent a = start("a", dir, sets);
+        ReplicaAgent b = start("b", dir, sets)) {
       HostPort peer = new HostPort("127.0.0.1", b.peerPort());
       SplittableRandom rnd = new SplittableRandom(valueBytes * 31L + records);
       LocalReplica ra = LocalReplica.of(a);
@@ -314,12 +336,43 @@ public final class AgentBench {
         }
         ra.putAll(batch);
         awaitIdle(a, b);
-        RoundReport rep = round(a, peer, false);
+        ForegroundWrites writes =
+            writesPerSecond > 0
+                ? new ForegroundWrites(
+                    LocalReplica.of(b),
+                    writesPerSecond,
+                    "w" + t + "-",
+                    100,
+                    Math.min(1 << 22, writesPerSecond * 600),
+                    t)
+                : null;
+        long idleFrom = System.nanoTime();
+        if (writes != null) {
+          Thread.sleep(1000);
+        }
+        long roundFrom = System.nanoTime();
+        RoundReport rep;
+        try {
+          rep = round(a, peer, false);
+        } finally {
+          if (writes != null) {
+            writes.stop();
+          }
+        }
+        long roundTo = System.nanoTime();
         if (rep.recordsSent != records) {
           throw new IllegalStateException(
               "stream round sent " + rep.recordsSent + " records, expected " + records);
         }
         long millis = Math.max(1, rep.durationMillis - rep.sessionMillis);
+        if (writes != null) {
+          // The repair phase is the round's last (duration - session) ms.
+          long repairFrom = roundTo - Math.min(roundTo - roundFrom, millis * 1_000_000L);
+          writeLatencies(
+              writes, "idle", idleFrom, roundFrom, records, valueBytes, t, writesCsv, log);
+          writeLatencies(
+              writes, "repair", repairFrom, roundTo, records, valueBytes, t, writesCsv, log);
+        }
         rps[t] = rep.recordsSent * 1000.0 / millis;
         mbps[t] = rep.recordBytesSent / 1e6 * 1000.0 / millis;
         csv.row(
@@ -341,6 +394,43 @@ public final class AgentBench {
     } finally {
       wipe(dir);
     }
+  }
+
+  private static void writeLatencies(
+      ForegroundWrites writes,
+      String phase,
+      long from,
+      long to,
+      int records,
+      int valueBytes,
+      int trial,
+      Csv csv,
+      Consumer<String> log) {
+    double[] us = writes.latencyMicros(from, to);
+    double p50 = Medians.quantile(us, 0.5);
+    double p99 = Medians.quantile(us, 0.99);
+    double p999 = Medians.quantile(us, 0.999);
+    double max = Medians.max(us);
+    csv.row(records, valueBytes, trial, phase, us.length, p50, p99, p999, max);
+    log.accept(
+        String.format(
+            "stream %,d x %,d B, trial %d, %s: %d local writes, latency p50 %.0f us, p99 %.0f us,"
+                + " p99.9 %.0f us, max %.0f us",
+            records, valueBytes, trial, phase, us.length, p50, p99, p999, max));
+  }
+
+  static Csv streamWritesCsv(Path out) {
+    return new Csv(
+        out.resolve("stream-writes.csv"),
+        "records",
+        "value_bytes",
+        "trial",
+        "phase",
+        "writes",
+        "p50_us",
+        "p99_us",
+        "p999_us",
+        "max_us");
   }
 
   static Csv streamCsv(Path out) {
@@ -460,10 +550,6 @@ public final class AgentBench {
       }
     }
     return 0;
-  }
-
-  private static ReplicaAgent start(String node, Path dir) throws Exception {
-    return start(node, dir, Map.of());
   }
 
   /** An agent of the bench's settings, then {@code sets} (the caller's extra settings). */

@@ -36,6 +36,8 @@ public final class Bench {
       int streamLargeRecords,
       int streamLargeValueBytes,
       int streamTrials,
+      int streamWritesPerSecond,
+      Map<String, String> streamSets,
       Path out,
       Path work,
       DiffBench.Config diff,
@@ -105,10 +107,19 @@ public final class Bench {
       files.add(f);
     }
     if (c.experiments().contains("stream")) {
-      try (Csv csv = AgentBench.streamCsv(c.out())) {
+      try (Csv csv = AgentBench.streamCsv(c.out());
+          Csv writes = c.streamWritesPerSecond() > 0 ? AgentBench.streamWritesCsv(c.out()) : null) {
         stream.add(
             AgentBench.stream(
-                c.streamRecords(), c.streamValueBytes(), c.streamTrials(), c.work(), csv, log));
+                c.streamRecords(),
+                c.streamValueBytes(),
+                c.streamTrials(),
+                c.work(),
+                csv,
+                c.streamWritesPerSecond(),
+                writes,
+                c.streamSets(),
+                log));
         stream.add(
             AgentBench.stream(
                 c.streamLargeRecords(),
@@ -116,7 +127,13 @@ public final class Bench {
                 c.streamTrials(),
                 c.work(),
                 csv,
+                c.streamWritesPerSecond(),
+                writes,
+                c.streamSets(),
                 log));
+      }
+      if (c.streamWritesPerSecond() > 0) {
+        files.add(c.out().resolve("stream-writes.csv"));
       }
       try (Csv sum =
           new Csv(
