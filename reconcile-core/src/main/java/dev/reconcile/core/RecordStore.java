@@ -19,20 +19,25 @@ public interface RecordStore {
   List<ReplicaRecord> recordsFor(int partition, long[] elements);
 
   /**
-   * Applies repair records atomically through the store's conflict rule (newer version wins): all
-   * of the batch or, on failure, none of it. Applying a record twice changes nothing.
+   * Applies repair records through the store's conflict rule (newer version wins), each record
+   * atomically (what it beats, its index and its sketch change together): all of the batch or, on
+   * failure, none of it, or, for a store that commits a large batch in slices of keys (the agent's
+   * store does, so that its clients' writes need not wait for a whole batch), the slices before the
+   * failure. Applying a record twice changes nothing, so a batch applied again after a failure
+   * takes what is missing.
    *
-   * @throws RuntimeException when the write failed; nothing of the batch was applied
+   * @throws RuntimeException when a write failed; nothing of the batch was applied beyond the
+   *     slices committed before it, which the message names
    */
   ApplyOutcome apply(List<ReplicaRecord> records);
 
   /**
-   * {@link #apply} for checked rows ({@link RowBatches#read}, under this store's hash spec): one
-   * atomic batch through the conflict rule. A store that keeps records as {@link RecordRow}s
+   * {@link #apply} for checked rows ({@link RowBatches#read}, under this store's hash spec): the
+   * same rule, atomic as {@link #apply} is. A store that keeps records as {@link RecordRow}s
    * overrides this to take the rows' key and value hashes as checked and to store each winning row
    * as it came; the default decodes them.
    *
-   * @throws RuntimeException when the write failed; nothing of the batch was applied
+   * @throws RuntimeException as {@link #apply} does
    */
   default ApplyOutcome applyRows(RowBatches.Rows rows) {
     return apply(rows.records());

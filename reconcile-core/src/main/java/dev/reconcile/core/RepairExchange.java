@@ -18,9 +18,10 @@ import java.util.function.Function;
  * The repair stream, both ways at once: each side sends the records of the elements the peer lacks
  * as {@link RecordBatch} frames, in ascending partition order, with at most {@link
  * RepairConfig#window()} batches unacknowledged; the receiver checks each batch whole (checksum,
- * caps, every record of the batch's partition, no version from the future), applies it atomically
- * through its {@link RecordStore} and acknowledges it. A side that has sent everything and had it
- * acknowledged sends {@code RepairEnd}; once both have, the session verifies ({@link Verify}).
+ * caps, every record of the batch's partition, no version from the future), applies it through its
+ * {@link RecordStore} (only a whole, checked batch; each record atomically) and acknowledges it. A
+ * side that has sent everything and had it acknowledged sends {@code RepairEnd}; once both have,
+ * the session verifies ({@link Verify}).
  *
  * <p>Progress (initiator): a partition is marked repaired once its records went both ways: every
  * batch this side sent for it was acknowledged (for a partition sent whole, which the peer may load
@@ -261,8 +262,8 @@ final class RepairExchange {
   }
 
   /**
-   * A batch from the peer: checked whole, applied atomically (or taken by the load of a bulk
-   * partition, visible once the partition's batches have all come), acknowledged.
+   * A batch from the peer: checked whole, applied (or taken by the load of a bulk partition,
+   * visible once the partition's batches have all come), acknowledged.
    */
   void onBatch(RecordBatch b) throws ProtocolException, ApplyFailure {
     List<ReplicaRecord> checked = RecordBatches.read(b, config.maxBatchRecords());
@@ -303,8 +304,8 @@ final class RepairExchange {
 
   /**
    * Applies batch {@code seq} of partition {@code p} through {@code write}, given the open load of
-   * the partition (null when it is not received whole): atomically, or taken by the load and
-   * visible once the partition's batches have all come.
+   * the partition (null when it is not received whole): through {@link RecordStore#apply}, or taken
+   * by the load and visible once the partition's batches have all come.
    */
   private void take(int p, long seq, Function<RecordStore.PartitionLoad, ApplyOutcome> write)
       throws ApplyFailure {

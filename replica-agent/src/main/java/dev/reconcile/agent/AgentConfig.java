@@ -52,6 +52,7 @@ public record AgentConfig(
     int maxIdleConnections,
     boolean bulkIngest,
     boolean rowBatches,
+    int applySliceKeys,
     Security security,
     Cluster cluster) {
 
@@ -135,6 +136,7 @@ public record AgentConfig(
     d.put("max-idle-connections", "256");
     d.put("bulk-ingest", "true");
     d.put("row-batches", "true");
+    d.put("apply-slice-keys", "256");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");
@@ -194,6 +196,10 @@ public record AgentConfig(
     d.put(
         "row-batches",
         "offer to send and take partitions held nowhere by the peer as stored rows (RowBatch)");
+    d.put(
+        "apply-slice-keys",
+        "a repair batch is applied in write batches of at most this many keys, the store's"
+            + " writer lock released between them, so that client writes wait for one");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
     d.put("tls-key", "PEM private key of tls-cert");
     d.put("tls-ca", "PEM CA that signs the peers' certificates");
@@ -352,6 +358,7 @@ public record AgentConfig(
             r.integer("max-idle-connections", 1, 65536),
             r.bool("bulk-ingest"),
             r.bool("row-batches"),
+            r.integer("apply-slice-keys", 1, MAX_BATCH_RECORDS),
             sec,
             cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {

@@ -156,6 +156,7 @@ public final class ReplicaAgent implements AutoCloseable {
             .nodeId(config.nodeId())
             .tombstoneGrace(config.tombstoneGrace())
             .ingestBulk(config.bulkIngest())
+            .applySliceKeys(config.applySliceKeys())
             .readOnly(readOnly)
             .clock(
                 offset == 0

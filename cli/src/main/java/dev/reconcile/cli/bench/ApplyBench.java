@@ -37,7 +37,7 @@ import org.rocksdb.WriteOptions;
 /**
  * What the receiving side of a catch-up can write at best on this machine, in one warm JVM, no
  * network: the same records a catch-up sends (each partition's rows in order, batches that never
- * straddle a partition), written five ways into an empty folder.
+ * straddle a partition), written six ways into an empty folder.
  *
  * <ul>
  *   <li>{@code rocksdb-wal}: plain RocksDB write batches, WAL on and not synced (as the store
@@ -48,6 +48,8 @@ import org.rocksdb.WriteOptions;
  *       index row, conflict rule);
  *   <li>{@code store}: {@link ReplicaStore#apply} with an agent's default sketches (fingerprint,
  *       tables, estimator, coded symbols): the catch-up receiver's work batch by batch;
+ *   <li>{@code store-one-batch}: the same, each batch one write batch under the writer lock, as
+ *       before apply slices ({@link StoreOptions#applySliceKeys}): what the slices cost;
  *   <li>{@code store-ingest}: the same store, each partition received through {@link
  *       ReplicaStore#load} (table files ingested, {@code PartitionIngest}): the catch-up receiver's
  *       own work since it ingests.
@@ -63,7 +65,13 @@ import org.rocksdb.WriteOptions;
  */
 public final class ApplyBench {
   static final List<String> MODES =
-      List.of("rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store", "store-ingest");
+      List.of(
+          "rocksdb-wal",
+          "rocksdb-sst",
+          "store-no-sketches",
+          "store",
+          "store-one-batch",
+          "store-ingest");
 
   /** One case: {@code records} records of {@code valueBytes}, batches of {@code batchRecords}. */
   public record Config(
@@ -315,6 +323,10 @@ public final class ApplyBench {
     return StoreOptions.builder(dir, params, estimators)
         .nodeId("apply-bench")
         .maintainSketches(!mode.equals("store-no-sketches"))
+        .applySliceKeys(
+            mode.equals("store-one-batch")
+                ? Integer.MAX_VALUE
+                : StoreOptions.DEFAULT_APPLY_SLICE_KEYS)
         .build();
   }
 

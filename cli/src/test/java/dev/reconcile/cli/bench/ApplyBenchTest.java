@@ -20,7 +20,8 @@ class ApplyBenchTest {
   @TempDir Path dir;
 
   @ParameterizedTest
-  @ValueSource(strings = {"rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store"})
+  @ValueSource(
+      strings = {"rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store", "store-one-batch"})
   void theReadBackIsComparedRecordByRecord(String mode) throws Exception {
     SketchParams params =
         ReplicaAgent.sketchParams(

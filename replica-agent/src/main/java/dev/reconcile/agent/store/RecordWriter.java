@@ -23,6 +23,7 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
 
 /**
  * The store's write path: local put and delete, repair {@code apply} through the {@link
@@ -103,7 +104,7 @@ final class RecordWriter {
         }
         batch.put(s.digests, DigestKeys.of(p, element, key), EMPTY);
         batch.put(s.meta, StoreMeta.CLOCK, longBytes(version));
-        commit(1);
+        commit(1, s.writeOptions);
         if (cur == null) {
           recordCount.incrementAndGet();
         }
@@ -150,6 +151,9 @@ final class RecordWriter {
 
     Stored original;
     long originalElement;
+
+    /** The slice of the batch this key is applied in ({@link StoreOptions#applySliceKeys}). */
+    int slice;
 
     /** The index of the winning incoming entry; -1 while the stored record (if any) wins. */
     int winner = -1;
@@ -335,11 +339,7 @@ final class RecordWriter {
       HashMap<ByteBuffer, Slot> byKey = new HashMap<>(n * 2);
       List<Slot> slots = new ArrayList<>(n);
       Slot[] slotOf = new Slot[n];
-      long maxVersion = 0;
       for (int i = 0; i < n; i++) {
-        if (Long.compareUnsigned(incoming.version(i), maxVersion) > 0) {
-          maxVersion = incoming.version(i);
-        }
         byte[] key = incoming.key(i);
         Slot slot = byKey.get(ByteBuffer.wrap(key));
         if (slot == null) {
@@ -350,69 +350,170 @@ final class RecordWriter {
         }
         slotOf[i] = slot;
       }
-      long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
-      s.writer.lock();
-      try {
-        readCurrent(slots);
-        int applied = 0;
-        int stale = 0;
-        int duplicate = 0;
-        for (int i = 0; i < n; i++) {
-          Slot slot = slotOf[i];
-          long version = incoming.version(i);
-          long origin = incoming.origin(i);
-          long valueHash = incoming.valueHash(i);
-          boolean tombstone = incoming.tombstone(i);
-          boolean present = slot.original != null || slot.winner >= 0;
-          int c =
-              present
-                  ? ConflictRule.compare(
-                      version,
-                      origin,
-                      valueHash,
-                      tombstone,
-                      slot.wVersion,
-                      slot.wOrigin,
-                      slot.wValueHash,
-                      slot.wTombstone)
-                  : 1;
-          boolean expired = tombstone && HybridClock.physicalMillis(version) < graceCutoffMillis;
-          if (c > 0) {
-            slot.winner = i;
-            slot.wVersion = version;
-            slot.wOrigin = origin;
-            slot.wValueHash = valueHash;
-            slot.wTombstone = tombstone;
-            slot.wExpired = expired;
-            slot.changed = true;
-            if (expired && !present) {
-              duplicate++; // nothing here to delete: the key is already as the tombstone leaves it
-            } else {
-              applied++;
-            }
-          } else if (c == 0) {
-            duplicate++;
-          } else {
-            stale++;
-          }
-        }
-        writeWinners(slots, incoming, maxVersion);
-        clock.observe(maxVersion);
-        appliedRecords.add(applied);
-        return new ApplyOutcome(applied, stale, duplicate);
-      } catch (RocksDBException e) {
-        throw new StoreException(
-            "cannot read the current records of a batch of "
-                + n
-                + ": "
-                + e.getMessage()
-                + " (store and sketches unchanged)",
-            e);
-      } finally {
-        s.writer.unlock();
+      // At most applySliceKeys keys a write batch under the lock, so that a client's write waits
+      // for one slice, not for the whole batch (docs/decisions.md, "apply slices").
+      int sliceKeys = s.options.applySliceKeys();
+      if (slots.size() <= sliceKeys) {
+        return applySlice(incoming, slots, slotOf, null, 0, n, s.writeOptions);
       }
+      // Slices of consecutive rows, each atomic: the entries of slice c are order[start[c],
+      // start[c + 1]), in the batch's order.
+      slots.sort(BY_ROW);
+      int slices = (slots.size() + sliceKeys - 1) / sliceKeys;
+      for (int j = 0; j < slots.size(); j++) {
+        slots.get(j).slice = j / sliceKeys;
+      }
+      int[] start = new int[slices + 1];
+      for (Slot slot : slotOf) {
+        start[slot.slice + 1]++;
+      }
+      for (int c = 0; c < slices; c++) {
+        start[c + 1] += start[c];
+      }
+      int[] order = new int[n];
+      int[] next = Arrays.copyOf(start, slices);
+      for (int i = 0; i < n; i++) {
+        order[next[slotOf[i].slice]++] = i;
+      }
+      ApplyOutcome out = ApplyOutcome.EMPTY;
+      for (int c = 0; c < slices; c++) {
+        List<Slot> slice =
+            slots.subList(c * sliceKeys, Math.min(slots.size(), (c + 1) * sliceKeys));
+        try {
+          out =
+              out.plus(
+                  applySlice(
+                      incoming,
+                      slice,
+                      slotOf,
+                      order,
+                      start[c],
+                      start[c + 1],
+                      s.unsyncedWriteOptions));
+        } catch (StoreException e) {
+          if (c == 0) {
+            throw e;
+          }
+          throw new StoreException(
+              e.getMessage()
+                  + "; the batch's first "
+                  + c * sliceKeys
+                  + " of "
+                  + slots.size()
+                  + " keys (in row order) were applied by the write batches before",
+              e);
+        }
+      }
+      if (s.options.syncWrites() && out.applied() > 0) {
+        syncWal(slots.size());
+      }
+      return out;
     } finally {
       s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * With {@code sync-writes}, after the unsynced slices of a batch (before it is acknowledged): one
+   * sync of every live WAL file covers them all.
+   */
+  private void syncWal(int keys) {
+    try {
+      s.db.syncWal();
+      s.hooks.walSynced();
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "syncing the WAL after a batch of "
+              + keys
+              + " keys failed: "
+              + e.getMessage()
+              + " (the batch is applied but may not survive a power loss)",
+          e);
+    }
+  }
+
+  /**
+   * Applies one slice under the writer lock, in one write batch: the slots {@code slots} and the
+   * entries {@code order[from, to)} (entries {@code [from, to)} when {@code order} is null), which
+   * are every entry of those slots ({@code slotOf[i]} is entry {@code i}'s slot), written with
+   * {@code writeOptions} (a batch of several slices writes them unsynced, then syncs the WAL once).
+   */
+  private ApplyOutcome applySlice(
+      Incoming incoming,
+      List<Slot> slots,
+      Slot[] slotOf,
+      int[] order,
+      int from,
+      int to,
+      WriteOptions writeOptions) {
+    long maxVersion = 0;
+    for (int k = from; k < to; k++) {
+      int i = order == null ? k : order[k];
+      if (Long.compareUnsigned(incoming.version(i), maxVersion) > 0) {
+        maxVersion = incoming.version(i);
+      }
+    }
+    long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
+    s.writer.lock();
+    try {
+      readCurrent(slots);
+      int applied = 0;
+      int stale = 0;
+      int duplicate = 0;
+      for (int k = from; k < to; k++) {
+        int i = order == null ? k : order[k];
+        Slot slot = slotOf[i];
+        long version = incoming.version(i);
+        long origin = incoming.origin(i);
+        long valueHash = incoming.valueHash(i);
+        boolean tombstone = incoming.tombstone(i);
+        boolean present = slot.original != null || slot.winner >= 0;
+        int c =
+            present
+                ? ConflictRule.compare(
+                    version,
+                    origin,
+                    valueHash,
+                    tombstone,
+                    slot.wVersion,
+                    slot.wOrigin,
+                    slot.wValueHash,
+                    slot.wTombstone)
+                : 1;
+        boolean expired = tombstone && HybridClock.physicalMillis(version) < graceCutoffMillis;
+        if (c > 0) {
+          slot.winner = i;
+          slot.wVersion = version;
+          slot.wOrigin = origin;
+          slot.wValueHash = valueHash;
+          slot.wTombstone = tombstone;
+          slot.wExpired = expired;
+          slot.changed = true;
+          if (expired && !present) {
+            duplicate++; // nothing here to delete: the key is already as the tombstone leaves it
+          } else {
+            applied++;
+          }
+        } else if (c == 0) {
+          duplicate++;
+        } else {
+          stale++;
+        }
+      }
+      writeWinners(slots, incoming, maxVersion, writeOptions);
+      clock.observe(maxVersion);
+      appliedRecords.add(applied);
+      return new ApplyOutcome(applied, stale, duplicate);
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "cannot read the current records of a batch of "
+              + slots.size()
+              + " keys: "
+              + e.getMessage()
+              + " (store and sketches unchanged)",
+          e);
+    } finally {
+      s.writer.unlock();
     }
   }
 
@@ -457,7 +558,8 @@ final class RecordWriter {
    * to one another (its skip list remembers where the last insert went), where keys in the order
    * the peer sent them each cost a search from the top of the list.
    */
-  private void writeWinners(List<Slot> slots, Incoming incoming, long maxVersion)
+  private void writeWinners(
+      List<Slot> slots, Incoming incoming, long maxVersion, WriteOptions writeOptions)
       throws RocksDBException {
     batch.clear();
     List<Slot> written = new ArrayList<>(slots.size());
@@ -500,7 +602,7 @@ final class RecordWriter {
     }
     long hwm = Long.compareUnsigned(maxVersion, clock.last()) > 0 ? maxVersion : clock.last();
     batch.put(s.meta, StoreMeta.CLOCK, longBytes(hwm));
-    commit(written.size());
+    commit(written.size(), writeOptions);
     for (int j = 0; j < slots.size(); j++) {
       Slot slot = slots.get(j);
       if (!slot.changed) {
@@ -535,11 +637,11 @@ final class RecordWriter {
   }
 
   /** Writes the reused batch (under the writer lock); clears it whatever happens. */
-  private void commit(int records) {
+  private void commit(int records, WriteOptions writeOptions) {
     try {
       s.hooks.beforeCommit();
       s.faultInjector.beforeWrite(records);
-      s.db.write(s.writeOptions, batch);
+      s.db.write(writeOptions, batch);
     } catch (RocksDBException e) {
       throw new StoreException(
           "write batch of "
@@ -650,7 +752,7 @@ final class RecordWriter {
       if (n == 0) {
         return 0;
       }
-      commit(n);
+      commit(n, s.writeOptions);
       recordCount.addAndGet(-n);
       purgedTombstones.add(n);
       for (int i = 0; i < keys.size(); i++) {

@@ -89,6 +89,9 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
 
     void beforeCommit() throws RocksDBException {}
 
+    /** After the WAL sync that ends a batch applied in several slices under sync-writes. */
+    void walSynced() {}
+
     /** Before each batch of the format-1 migration ({@link StoreFormatMigration}) is written. */
     void beforeMigrationBatch() throws RocksDBException {}
 
@@ -163,10 +166,14 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   }
 
   /**
-   * Applies repair records in ONE atomic write batch: for each record the winner of (current,
-   * incoming) under {@link ConflictRule} is kept (several records for one key in a batch resolve
-   * the same way). Sketches are updated only after the batch committed; a failure throws {@link
-   * StoreException} and changes nothing. Incoming versions are observed by the clock.
+   * Applies repair records through {@link ConflictRule}: for each key the winner of (current,
+   * incoming) is kept (several records for one key in a batch resolve the same way). A batch of at
+   * most {@link StoreOptions#applySliceKeys} keys (256 by default) is one atomic write batch; a
+   * larger one is written in slices of that many keys in row order, each atomic and under the
+   * writer lock on its own, so that a client's write waits for one slice, not the whole batch.
+   * Sketches are updated only after a slice committed; a failure throws {@link StoreException} and
+   * leaves exactly the slices before it applied (its message says how many keys). Incoming versions
+   * are observed by the clock.
    *
    * <p>A winning tombstone already past the grace period ({@link #pastGrace}) is not stored: it
    * deletes the older record it beats and leaves the key absent (counted as applied), or, when the

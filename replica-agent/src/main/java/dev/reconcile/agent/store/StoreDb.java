@@ -72,6 +72,13 @@ final class StoreDb {
   final ColumnFamilyHandle recordsV1;
 
   final WriteOptions writeOptions;
+
+  /**
+   * Never synced: for the write batches of an operation that syncs the WAL once at its end when
+   * {@link StoreOptions#syncWrites} (the slices of a repair batch).
+   */
+  final WriteOptions unsyncedWriteOptions;
+
   final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
   /**
@@ -110,6 +117,7 @@ final class StoreDb {
     this.meta = handles.get(3);
     this.recordsV1 = handles.size() > 4 ? handles.get(4) : null;
     this.writeOptions = own(new WriteOptions().setSync(options.syncWrites()));
+    this.unsyncedWriteOptions = own(new WriteOptions());
   }
 
   /** Opens (creating when missing, unless read-only) the database of {@code options.dataDir()}. */

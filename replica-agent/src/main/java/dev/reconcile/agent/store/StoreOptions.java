@@ -27,6 +27,8 @@ import java.util.Objects;
  *     range of partitions)
  * @param ingestBulk receive bulk partitions as ingested table files ({@link PartitionIngest})
  *     rather than write batches
+ * @param applySliceKeys the most keys of a repair batch applied in one write batch under the writer
+ *     lock; a larger batch is applied in slices of this many keys ({@link ReplicaStore#apply})
  */
 public record StoreOptions(
     Path dataDir,
@@ -39,7 +41,14 @@ public record StoreOptions(
     boolean maintainSketches,
     boolean syncWrites,
     int rebuildThreads,
-    boolean ingestBulk) {
+    boolean ingestBulk,
+    int applySliceKeys) {
+
+  /**
+   * The default of {@link #applySliceKeys}: at about 4 us a key, a client's write waits about a
+   * millisecond for a slice (docs/decisions.md, "apply slices").
+   */
+  public static final int DEFAULT_APPLY_SLICE_KEYS = 256;
 
   public StoreOptions {
     Objects.requireNonNull(dataDir, "dataDir");
@@ -52,6 +61,9 @@ public record StoreOptions(
     }
     if (tombstoneGrace.isNegative()) {
       throw new IllegalArgumentException("tombstone grace " + tombstoneGrace + " is negative");
+    }
+    if (applySliceKeys < 1) {
+      throw new IllegalArgumentException("apply slice keys " + applySliceKeys + " < 1");
     }
     if (rebuildThreads < 1) {
       throw new IllegalArgumentException("rebuild threads " + rebuildThreads + " < 1");
@@ -79,12 +91,14 @@ public record StoreOptions(
         .maintainSketches(maintainSketches)
         .syncWrites(syncWrites)
         .rebuildThreads(rebuildThreads)
-        .ingestBulk(ingestBulk);
+        .ingestBulk(ingestBulk)
+        .applySliceKeys(applySliceKeys);
   }
 
   /**
    * Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads, bulk
-   * partitions ingested.
+   * partitions ingested, repair batches applied in slices of {@value #DEFAULT_APPLY_SLICE_KEYS}
+   * keys.
    */
   public static final class Builder {
     private final Path dataDir;
@@ -99,6 +113,7 @@ public record StoreOptions(
     private int rebuildThreads =
         Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
     private boolean ingestBulk = true;
+    private int applySliceKeys = DEFAULT_APPLY_SLICE_KEYS;
 
     private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
       this.dataDir = dataDir;
@@ -146,6 +161,11 @@ public record StoreOptions(
       return this;
     }
 
+    public Builder applySliceKeys(int v) {
+      applySliceKeys = v;
+      return this;
+    }
+
     public StoreOptions build() {
       return new StoreOptions(
           dataDir,
@@ -158,7 +178,8 @@ public record StoreOptions(
           maintainSketches,
           syncWrites,
           rebuildThreads,
-          ingestBulk);
+          ingestBulk,
+          applySliceKeys);
     }
   }
 }
