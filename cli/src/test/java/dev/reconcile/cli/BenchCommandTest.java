@@ -44,7 +44,9 @@ class BenchCommandTest {
             "--stream-large-value-bytes",
             "65536",
             "--stream-trials",
-            "1");
+            "1",
+            "--stream-writes-per-second",
+            "200");
     assertThat(r.status()).as("stderr: %s", r.err()).isZero();
     for (String f :
         List.of(
@@ -53,7 +55,8 @@ class BenchCommandTest {
             "latency-rounds.csv",
             "latency-summary.csv",
             "stream-trials.csv",
-            "stream-summary.csv")) {
+            "stream-summary.csv",
+            "stream-writes.csv")) {
       assertThat(out.resolve(f)).isRegularFile();
     }
     for (String f : List.of("bytes-per-d-n2000.png", "ratio-to-8d.png", "latency-vs-n.png")) {
@@ -117,6 +120,21 @@ class BenchCommandTest {
     }
     List<Map<String, String>> stream = Csv.read(out.resolve("stream-summary.csv"));
     assertThat(stream).hasSize(2);
+    // The client's writes: an idle second at 200 puts/s, then the round, for each value size.
+    List<Map<String, String>> writes = Csv.read(out.resolve("stream-writes.csv"));
+    assertThat(writes).hasSize(4);
+    assertThat(writes.stream().map(m -> m.get("phase")))
+        .containsExactly("idle", "repair", "idle", "repair");
+    for (Map<String, String> row : writes) {
+      if (row.get("phase").equals("idle")) {
+        assertThat(Integer.parseInt(row.get("writes"))).as("row %s", row).isBetween(150, 250);
+      }
+      if (Integer.parseInt(row.get("writes")) > 0) {
+        double p50 = Double.parseDouble(row.get("p50_us"));
+        assertThat(p50).as("row %s", row).isPositive();
+        assertThat(Double.parseDouble(row.get("max_us"))).isGreaterThanOrEqualTo(p50);
+      }
+    }
     for (Map<String, String> row : stream) {
       assertThat(Double.parseDouble(row.get("records_per_s_median")))
           .as("row %s", row)
@@ -143,17 +161,22 @@ class BenchCommandTest {
             out.toString());
     assertThat(r.status()).as(r.err()).isZero();
     List<Map<String, String>> rows = Csv.read(out.resolve("apply-trials.csv"));
-    assertThat(rows).hasSize(10);
+    assertThat(rows).hasSize(12);
     for (Map<String, String> row : rows) {
       assertThat(row.get("correct")).as(row.toString()).isEqualTo("true");
       assertThat(Double.parseDouble(row.get("records_per_s"))).isPositive();
     }
     assertThat(rows.stream().map(m -> m.get("mode")).distinct())
         .containsExactlyInAnyOrder(
-            "rocksdb-wal", "rocksdb-sst", "store-no-sketches", "store", "store-ingest");
+            "rocksdb-wal",
+            "rocksdb-sst",
+            "store-no-sketches",
+            "store",
+            "store-one-batch",
+            "store-ingest");
     assertThat(rows.stream().map(m -> m.get("value_bytes")).distinct())
         .containsExactlyInAnyOrder("100", "65536");
-    assertThat(Csv.read(out.resolve("apply-summary.csv"))).hasSize(10);
+    assertThat(Csv.read(out.resolve("apply-summary.csv"))).hasSize(12);
     assertThat(out.resolve("apply-ceiling.png")).isNotEmptyFile();
     assertThat(out.resolve("apply-work")).doesNotExist();
   }

@@ -331,8 +331,8 @@ final class RepairExchange {
       }
       count(write.apply(load));
     } catch (RuntimeException e) {
-      throw new ApplyFailure(
-          seq, "apply of batch " + seq + " failed, nothing of it applied: " + e.getMessage());
+      // The store's message says what it kept: nothing, or the slices before the failure.
+      throw new ApplyFailure(seq, "apply of batch " + seq + " failed: " + e.getMessage());
     }
   }
 

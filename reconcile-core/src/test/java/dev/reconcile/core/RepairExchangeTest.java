@@ -603,7 +603,8 @@ class RepairExchangeTest {
         ReconcileSession.responder(SessionConfig.of("c", "right", 0), m[1].sketches(), broken);
     LocalRound.run(i, r);
     assertThat(r.failure().orElseThrow().message())
-        .contains("failed, nothing of it applied: disk full");
+        .contains("apply of batch")
+        .contains("failed: disk full");
     assertThat(i.failure().orElseThrow().message()).contains("could not apply batch");
     assertThat(i.failure().orElseThrow().byPeer()).isTrue();
   }

@@ -109,28 +109,23 @@ public final class Bench {
     if (c.experiments().contains("stream")) {
       try (Csv csv = AgentBench.streamCsv(c.out());
           Csv writes = c.streamWritesPerSecond() > 0 ? AgentBench.streamWritesCsv(c.out()) : null) {
-        stream.add(
-            AgentBench.stream(
-                c.streamRecords(),
-                c.streamValueBytes(),
-                c.streamTrials(),
-                c.work(),
-                csv,
-                c.streamWritesPerSecond(),
-                writes,
-                c.streamSets(),
-                log));
-        stream.add(
-            AgentBench.stream(
-                c.streamLargeRecords(),
-                c.streamLargeValueBytes(),
-                c.streamTrials(),
-                c.work(),
-                csv,
-                c.streamWritesPerSecond(),
-                writes,
-                c.streamSets(),
-                log));
+        int[][] cases = {
+          {c.streamRecords(), c.streamValueBytes()},
+          {c.streamLargeRecords(), c.streamLargeValueBytes()}
+        };
+        for (int[] k : cases) {
+          stream.add(
+              AgentBench.stream(
+                  k[0],
+                  k[1],
+                  c.streamTrials(),
+                  c.work(),
+                  csv,
+                  c.streamWritesPerSecond(),
+                  writes,
+                  c.streamSets(),
+                  log));
+        }
       }
       if (c.streamWritesPerSecond() > 0) {
         files.add(c.out().resolve("stream-writes.csv"));

@@ -243,6 +243,49 @@ class RepairIntegrityTest {
   }
 
   /**
+   * b holds records of every partition, so a's records come as listed batches, which b applies in
+   * slices of 50 keys; the second slice's write fails (a full disk). The round fails naming the
+   * slices applied before; exactly the first slice is stored, with its index and sketches; the next
+   * round completes.
+   */
+  @Test
+  void aStoreWriteFailureInALaterSliceKeepsTheSlicesBeforeAndTheNextRoundCompletes()
+      throws Exception {
+    try (Agents c = new Agents(dir)) {
+      ReplicaAgent a = c.start("a", Map.of());
+      ReplicaAgent b = c.start("b", Map.of("apply-slice-keys", "50"));
+      load(a, "k", 2000, 40);
+      load(b, "own", 200, 40);
+      AtomicInteger calls = new AtomicInteger();
+      AtomicLong written = new AtomicLong();
+      b.store()
+          .faultInjector(
+              n -> {
+                if (calls.incrementAndGet() == 2) {
+                  throw new RocksDBException(
+                      "injected: While appending to file: No space left on device");
+                }
+                written.addAndGet(n);
+              });
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).isFalse();
+      assertThat(r.error)
+          .contains("could not apply batch")
+          .contains("No space left on device")
+          .contains("store and sketches unchanged")
+          .contains("the batch's first 50 of")
+          .contains("keys (in row order) were applied by the write batches");
+      assertThat(written.get()).as("the first slice").isEqualTo(50);
+      assertThat(b.store().recordCount()).isEqualTo(200 + 50);
+      assertThat(b.store().selfCheck().ok()).isTrue();
+      b.store().faultInjector(null);
+      RoundReport again = repairOnceIdle(a, b);
+      assertThat(again.ok).as(again.error).isTrue();
+      assertConverged(a, b);
+    }
+  }
+
+  /**
    * The sender's session fails (the receiver could not apply a batch) while bulk scans are open,
    * and closing them throws: the round still reports the session's failure, not the release error,
    * every scan is closed, and the next round completes.
