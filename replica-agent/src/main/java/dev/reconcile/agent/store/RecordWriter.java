@@ -394,14 +394,19 @@ final class RecordWriter {
           if (c == 0) {
             throw e;
           }
-          throw new StoreException(
+          String message =
               e.getMessage()
                   + "; the batch's first "
                   + c * sliceKeys
                   + " of "
                   + slots.size()
-                  + " keys (in row order) were applied by the write batches before",
-              e);
+                  + " keys (in row order) were applied by the write batches before";
+          StoreException said =
+              e instanceof StoreException.Corrupt
+                  ? new StoreException.Corrupt(message)
+                  : new StoreException(message);
+          said.initCause(e);
+          throw said;
         }
       }
       if (s.options.syncWrites() && out.applied() > 0) {

@@ -260,6 +260,55 @@ class ApplySliceTest {
     }
   }
 
+  /**
+   * A stored record of the second slice is corrupt: the apply stops there with a {@link
+   * StoreException.Corrupt} that names the slice applied before it, which is stored.
+   */
+  @Test
+  void aCorruptRecordInALaterSliceIsReportedAsCorrupt() throws Exception {
+    AtomicLong ms = Fixtures.manualMillis(10_000);
+    int n = 20;
+    List<ReplicaRecord> old = new ArrayList<>();
+    Random r = new Random(13);
+    for (int k = 0; k < n; k++) {
+      old.add(record(r, k, ms.get() - 5_000));
+    }
+    try (ReplicaStore s = open(dir, ms, ReplicaStore.Hooks.DEFAULT, 5)) {
+      s.putAll(old);
+    }
+    List<byte[]> rows = new ArrayList<>();
+    for (ReplicaRecord rec : old) {
+      rows.add(row(rec.key()));
+    }
+    rows.sort(Arrays::compareUnsigned);
+    ReplicaStoreTest.rawUpdate(
+        dir,
+        "records_by_partition",
+        rows.get(7), // the second slice of 5
+        v -> {
+          v[v.length - 1] ^= 0x01;
+          return v;
+        });
+    List<ReplicaRecord> newer = new ArrayList<>();
+    for (ReplicaRecord rec : old) {
+      newer.add(ReplicaRecord.of(rec.key(), bytes("new"), HybridClock.version(ms.get(), 0), 1));
+    }
+    try (ReplicaStore s = open(dir, ms, ReplicaStore.Hooks.DEFAULT, 5)) {
+      assertThatThrownBy(() -> s.apply(newer))
+          .isInstanceOf(StoreException.Corrupt.class)
+          .hasMessageContaining("CRC32C mismatch")
+          .hasMessageContaining("the batch's first 5 of 20 keys (in row order) were applied");
+      int renewed = 0;
+      for (ReplicaRecord rec : old) {
+        if (!Arrays.equals(row(rec.key()), rows.get(7))
+            && Arrays.equals(s.get(rec.key()).orElseThrow().value(), bytes("new"))) {
+          renewed++;
+        }
+      }
+      assertThat(renewed).isEqualTo(5);
+    }
+  }
+
   /** The key's row in the records column family. */
   private static byte[] row(byte[] key) {
     return RecordKeys.of(
