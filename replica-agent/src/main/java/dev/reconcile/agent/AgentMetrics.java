@@ -20,6 +20,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -128,6 +129,16 @@ public final class AgentMetrics implements AutoCloseable {
 
   /** Exports {@code store}'s RocksDB figures as gauges, read at each scrape. */
   void bindStore(ReplicaStore store) {
+    Timer lockWait =
+        Timer.builder("reconcile_store_write_lock_wait")
+            .description(
+                "How long a client's put or delete waited for the store's writer lock (behind a"
+                    + " repair slice, a partition ingest, a purge batch or another write)")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofNanos(1_000))
+            .maximumExpectedValue(Duration.ofSeconds(10))
+            .register(registry);
+    store.onLocalWriteLockWait(nanos -> lockWait.record(nanos, TimeUnit.NANOSECONDS));
     FunctionCounter.builder("reconcile_sketch_upkeep_applied", store, s -> s.symbolUpkeep()[0])
         .description("Coded-symbol updates applied by the store's upkeep thread")
         .register(registry);

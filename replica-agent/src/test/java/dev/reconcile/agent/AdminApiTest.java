@@ -225,6 +225,14 @@ class AdminApiTest {
     assertThat(sample(m, "reconcile_rocksdb_block_cache_capacity_bytes")).isEqualTo(64 << 20);
     assertThat(sample(m, "reconcile_rocksdb_block_cache_usage_bytes")).isGreaterThanOrEqualTo(0);
     assertThat(sample(m, "reconcile_rocksdb_background_errors")).isZero();
+    // Client writes' waits for the writer lock: one sample per put.
+    double puts = sample(m, "reconcile_store_write_lock_wait_seconds_count");
+    for (int i = 0; i < 3; i++) {
+      assertThat(call(a, "PUT", "/kv/lock-wait-" + i, new byte[] {1}).statusCode()).isEqualTo(204);
+    }
+    String m2 = text(call(a, "GET", "/metrics", null));
+    assertThat(sample(m2, "reconcile_store_write_lock_wait_seconds_count")).isEqualTo(puts + 3);
+    assertThat(sample(m2, "reconcile_store_write_lock_wait_seconds_sum")).isNotNegative();
     // Coded-symbol upkeep: 5 000 new keys are 5 000 updates, applied by the upkeep thread or still
     // queued (no round read the symbols, and a writer applies only a full buffer of 1 024).
     double applied = sample(m, "reconcile_sketch_upkeep_applied_total");

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongConsumer;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
@@ -50,6 +51,9 @@ final class RecordWriter {
   private final LongAdder purgedTombstones = new LongAdder();
   private final LongAdder ingestedRecords = new LongAdder();
 
+  /** Told how long each local write waited for the writer lock, in nanoseconds, after it. */
+  private volatile LongConsumer lockWaits = nanos -> {};
+
   RecordWriter(StoreDb s, StoreSketches sketches, HybridClock clock, long origin) {
     this.s = s;
     this.sketches = sketches;
@@ -61,6 +65,11 @@ final class RecordWriter {
 
   long recordCount() {
     return recordCount.get();
+  }
+
+  /** See {@link ReplicaStore#onLocalWriteLockWait}. */
+  void onLocalWriteLockWait(LongConsumer listener) {
+    lockWaits = listener;
   }
 
   StoreStats stats() {
@@ -85,8 +94,11 @@ final class RecordWriter {
       long keyHash = s.spec.keyHash(key);
       int p = s.partitionOf(keyHash);
       long valueHash = s.spec.valueHash(value);
+      long asked = System.nanoTime();
+      long locked = asked;
       s.writer.lock();
       try {
+        locked = System.nanoTime();
         byte[] row = RecordKeys.of(p, key);
         Stored cur = decodeOrNull(key, s.db.get(s.records, row));
         long curElement = 0;
@@ -116,6 +128,7 @@ final class RecordWriter {
             "cannot read key " + ReplicaRecord.hex(key, 32) + ": " + e.getMessage(), e);
       } finally {
         s.writer.unlock();
+        lockWaits.accept(locked - asked);
       }
     } finally {
       s.lifecycle.readLock().unlock();

@@ -157,6 +157,16 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   }
 
   /**
+   * Tells {@code listener}, after each local {@link #put} or {@link #delete}, how many nanoseconds
+   * it waited for the store's writer lock (behind a slice of a repair batch, a partition ingest, a
+   * purge batch or another write): the agent's {@code reconcile_store_write_lock_wait_seconds}. It
+   * runs on the writing thread and must be quick; it replaces the one set before.
+   */
+  public void onLocalWriteLockWait(java.util.function.LongConsumer listener) {
+    writer.onLocalWriteLockWait(java.util.Objects.requireNonNull(listener, "listener"));
+  }
+
+  /**
    * Bulk load: applies {@code records} (as given: their versions and origins) through the conflict
    * rule in write batches of {@value #BULK_BATCH}; returns how many were applied. Each batch is
    * atomic; a failure leaves the earlier batches applied.

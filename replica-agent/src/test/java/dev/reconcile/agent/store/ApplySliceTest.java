@@ -120,7 +120,8 @@ class ApplySliceTest {
 
   /**
    * A client's write that comes while a batch of three slices holds the lock is committed right
-   * after the first slice, before the second (the lock is fair and released between slices).
+   * after the first slice, before the second (the lock is fair and released between slices); the
+   * store reports how long it waited (here at least the 30 ms the first slice is held up).
    */
   @Test
   void aClientWriteGoesInBetweenTheSlicesOfALargeBatch() throws Exception {
@@ -140,12 +141,19 @@ class ApplySliceTest {
               while (client[0].getState() != Thread.State.WAITING) {
                 Thread.onSpinWait();
               }
+              try {
+                Thread.sleep(30);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
             }
           }
         };
     AtomicLong ms = Fixtures.manualMillis(10_000);
     try (ReplicaStore s = open(dir, ms, hooks)) {
       store[0] = s;
+      List<Long> waits = new CopyOnWriteArrayList<>();
+      s.onLocalWriteLockWait(waits::add);
       Random r = new Random(7);
       List<ReplicaRecord> batch = new ArrayList<>();
       for (int k = 0; k < 3 * SLICE; k++) {
@@ -155,6 +163,8 @@ class ApplySliceTest {
       assertThat(s.apply(batch).applied()).isEqualTo(3 * SLICE);
       client[0].join();
       assertThat(commits).containsExactly(self, "client-write", self, self);
+      assertThat(waits).hasSize(1);
+      assertThat(waits.get(0)).isBetween(30_000_000L, 30_000_000_000L);
       assertThat(s.get(bytes("client"))).isPresent();
       assertThat(s.recordCount()).isEqualTo(3 * SLICE + 1);
       assertThat(s.selfCheck().ok()).isTrue();
