@@ -12,8 +12,10 @@ import dev.reconcile.core.SketchParams;
 import java.nio.file.Path;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import org.rocksdb.CompressionType;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteBatch;
@@ -162,8 +164,8 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * purge batch or another write): the agent's {@code reconcile_store_write_lock_wait_seconds}. It
    * runs on the writing thread and must be quick; it replaces the one set before.
    */
-  public void onLocalWriteLockWait(java.util.function.LongConsumer listener) {
-    writer.onLocalWriteLockWait(java.util.Objects.requireNonNull(listener, "listener"));
+  public void onLocalWriteLockWait(LongConsumer listener) {
+    writer.onLocalWriteLockWait(Objects.requireNonNull(listener, "listener"));
   }
 
   /**
