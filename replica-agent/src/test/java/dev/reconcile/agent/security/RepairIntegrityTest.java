@@ -202,25 +202,31 @@ class RepairIntegrityTest {
     }
   }
 
+  /**
+   * Fails the store's {@code failing}th write (1-based) as a full disk does, noting its record
+   * count in {@code failedRecords}; {@code written} sums the records of the writes before it.
+   */
+  private static FaultInjector fullDiskAt(
+      int failing, AtomicLong written, AtomicInteger failedRecords) {
+    AtomicInteger calls = new AtomicInteger();
+    return n -> {
+      if (calls.incrementAndGet() == failing) {
+        failedRecords.set(n);
+        throw new RocksDBException("injected: While appending to file: No space left on device");
+      }
+      written.addAndGet(n);
+    };
+  }
+
   @Test
   void aStoreWriteFailureFailsThatBatchWholeAndTheNextRoundCompletes() throws Exception {
     try (Agents c = new Agents(dir)) {
       ReplicaAgent a = c.start("a", Map.of("batch-records", "100"));
       ReplicaAgent b = c.start("b", Map.of());
       load(a, "k", 2000, 40);
-      AtomicInteger calls = new AtomicInteger();
       AtomicLong written = new AtomicLong();
       AtomicInteger failedBatch = new AtomicInteger();
-      b.store()
-          .faultInjector(
-              n -> {
-                if (calls.incrementAndGet() == 4) {
-                  failedBatch.set(n);
-                  throw new RocksDBException(
-                      "injected: While appending to file: No space left on device");
-                }
-                written.addAndGet(n);
-              });
+      b.store().faultInjector(fullDiskAt(4, written, failedBatch));
       RoundReport r = repair(a, b);
       assertThat(r.ok).isFalse();
       // b held none of a's partitions: each is loaded whole and written at its end (under 1 MiB,
@@ -256,17 +262,8 @@ class RepairIntegrityTest {
       ReplicaAgent b = c.start("b", Map.of("apply-slice-keys", "50"));
       load(a, "k", 2000, 40);
       load(b, "own", 200, 40);
-      AtomicInteger calls = new AtomicInteger();
       AtomicLong written = new AtomicLong();
-      b.store()
-          .faultInjector(
-              n -> {
-                if (calls.incrementAndGet() == 2) {
-                  throw new RocksDBException(
-                      "injected: While appending to file: No space left on device");
-                }
-                written.addAndGet(n);
-              });
+      b.store().faultInjector(fullDiskAt(2, written, new AtomicInteger()));
       RoundReport r = repair(a, b);
       assertThat(r.ok).isFalse();
       assertThat(r.error)
