@@ -808,25 +808,19 @@ class RepairExchangeTest {
    * The receiving side's store as the agent's ingesting store behaves: a bulk partition's records
    * are held back until {@code finish}; it notes the order of the calls.
    */
-  private static final class DeferringStore implements RecordStore {
-    final MemoryReplica inner;
+  private static final class DeferringStore extends OverMemory {
     final List<String> calls = new ArrayList<>();
     String failFinishOf;
     int open;
 
     DeferringStore(MemoryReplica inner) {
-      this.inner = inner;
-    }
-
-    @Override
-    public List<ReplicaRecord> recordsFor(int partition, long[] elements) {
-      return inner.recordsFor(partition, elements);
+      super(inner);
     }
 
     @Override
     public ApplyOutcome apply(List<ReplicaRecord> records) {
       calls.add("apply");
-      return inner.apply(records);
+      return super.apply(records);
     }
 
     @Override
@@ -850,7 +844,7 @@ class RepairExchangeTest {
           if (("finish " + partition).equals(failFinishOf)) {
             throw new IllegalStateException("ingest failed: No space left on device");
           }
-          ApplyOutcome out = inner.apply(held);
+          ApplyOutcome out = source.apply(held);
           held.clear();
           return out;
         }
@@ -875,7 +869,7 @@ class RepairExchangeTest {
       DeferringStore empty, MemoryReplica source, RoundProgress progress) {
     RepairConfig repair = new RepairConfig(3, 10, 1 << 20, 40, 1 << 20, 3_600_000L, () -> NOW);
     return new ReconcileSession[] {
-      ReconcileSession.initiator(config(repair), empty.inner.sketches(), empty, progress),
+      ReconcileSession.initiator(config(repair), empty.source.sketches(), empty, progress),
       ReconcileSession.responder(
           SessionConfig.of("c", "right", 0).withRepair(repair), source.sketches(), source)
     };
@@ -903,7 +897,7 @@ class RepairExchangeTest {
     LocalRound.run(i, s[1]);
     assertThat(i.succeeded()).as(i.failure().toString()).isTrue();
     assertThat(i.repairStats().verified()).isTrue();
-    assertThat(contents(empty.inner)).isEqualTo(contents(source));
+    assertThat(contents(empty.source)).isEqualTo(contents(source));
     assertThat(i.repairStats().applied()).isEqualTo(2000);
     assertThat(i.repairStats().batchesReceived()).isGreaterThan(4); // several batches per load
     assertThat(empty.calls).doesNotContain("apply");
@@ -958,7 +952,7 @@ class RepairExchangeTest {
     assertThat(i.failure().orElseThrow().message()).isEqualTo("peer gone");
     assertThat(empty.calls).containsExactly("load 0", "close 0");
     assertThat(empty.open).isZero();
-    assertThat(contents(empty.inner)).isEmpty();
+    assertThat(contents(empty.source)).isEmpty();
   }
 
   /**
@@ -979,7 +973,7 @@ class RepairExchangeTest {
           ReconcileSession.initiator(config(repair), source.sketches(), source, progress);
       ReconcileSession r =
           ReconcileSession.responder(
-              SessionConfig.of("c", "right", 0).withRepair(repair), empty.inner.sketches(), empty);
+              SessionConfig.of("c", "right", 0).withRepair(repair), empty.source.sketches(), empty);
       int cut = cutAt;
       LocalRound.run(
           i,
