@@ -223,6 +223,7 @@ final class RecordReader {
           if (released) {
             throw new StoreException("partition scan is closed (or its store was closed)");
           }
+          s.countersOff(); // a scan may be read on another thread than the one that opened it
           List<ReplicaRecord> out = new ArrayList<>();
           long bytes = 0;
           while (out.size() < maxRecords && bytes < maxBytes && advance()) {
@@ -262,6 +263,7 @@ final class RecordReader {
           if (released) {
             throw new StoreException("partition scan is closed (or its store was closed)");
           }
+          s.countersOff(); // a scan may be read on another thread than the one that opened it
           int n = 0;
           int start = out.bytes();
           while (n < maxRecords && out.bytes() - start < maxBytes && advance()) {

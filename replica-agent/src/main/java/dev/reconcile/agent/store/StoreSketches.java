@@ -75,6 +75,7 @@ final class StoreSketches implements PartitionSketches {
       Runnable scan =
           () -> {
             try {
+              s.countersOff();
               long c0 = THREADS.getCurrentThreadCpuTime();
               counts[slot] = scanIndex(lo, hi, target);
               cpuNanos[slot] = THREADS.getCurrentThreadCpuTime() - c0;
