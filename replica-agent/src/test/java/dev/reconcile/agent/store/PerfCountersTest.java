@@ -9,6 +9,8 @@ import dev.reconcile.core.SketchParams;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.Options;
@@ -26,8 +28,31 @@ class PerfCountersTest {
   @TempDir Path dir;
   @TempDir Path probeDir;
 
+  private Options probeOptions;
+
+  /** A second database, whose handle reads the calling thread's level (RocksDB's is per thread). */
+  private RocksDB probe;
+
+  private ReplicaStore store;
+
+  @BeforeEach
+  void open() throws Exception {
+    probeOptions = new Options().setCreateIfMissing(true);
+    probe = RocksDB.open(probeOptions, probeDir.toString());
+    store =
+        ReplicaStore.open(
+            Fixtures.options(dir, "node-a", PARAMS, Fixtures.manualMillis(1_000)).build());
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+    probe.close();
+    probeOptions.close();
+  }
+
   /** The perf level of {@code call}'s thread before and after it runs, on a new thread. */
-  private static PerfLevel[] levelsAround(RocksDB probe, Runnable call) throws Exception {
+  private PerfLevel[] levelsAround(Runnable call) throws Exception {
     PerfLevel[] levels = new PerfLevel[2];
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Thread t =
@@ -49,49 +74,36 @@ class PerfCountersTest {
 
   @Test
   void aThreadThatWritesOrReadsTheStoreCountsNothingFromThenOn() throws Exception {
-    try (Options o = new Options().setCreateIfMissing(true);
-        RocksDB probe = RocksDB.open(o, probeDir.toString());
-        ReplicaStore store =
-            ReplicaStore.open(
-                Fixtures.options(dir, "node-a", PARAMS, Fixtures.manualMillis(1_000)).build())) {
-      PerfLevel[] write = levelsAround(probe, () -> store.put(bytes("k"), bytes("v")));
-      AtomicReference<byte[]> value = new AtomicReference<>();
-      PerfLevel[] read =
-          levelsAround(probe, () -> value.set(store.get(bytes("k")).orElseThrow().value()));
-      PerfLevel[] idle = levelsAround(probe, () -> {});
+    PerfLevel[] write = levelsAround(() -> store.put(bytes("k"), bytes("v")));
+    AtomicReference<byte[]> value = new AtomicReference<>();
+    PerfLevel[] read = levelsAround(() -> value.set(store.get(bytes("k")).orElseThrow().value()));
+    PerfLevel[] idle = levelsAround(() -> {});
 
-      // RocksDB's default, which the store turns off; a thread that never calls it keeps it.
-      assertThat(write[0]).isEqualTo(PerfLevel.ENABLE_COUNT);
-      assertThat(read[0]).isEqualTo(PerfLevel.ENABLE_COUNT);
-      assertThat(idle[1]).isEqualTo(PerfLevel.ENABLE_COUNT);
-      assertThat(write[1]).isEqualTo(PerfLevel.DISABLE);
-      assertThat(read[1]).isEqualTo(PerfLevel.DISABLE);
-      assertThat(value.get()).isEqualTo(bytes("v"));
-    }
+    // RocksDB's default, which the store turns off; a thread that never calls it keeps it.
+    assertThat(write[0]).isEqualTo(PerfLevel.ENABLE_COUNT);
+    assertThat(read[0]).isEqualTo(PerfLevel.ENABLE_COUNT);
+    assertThat(idle[1]).isEqualTo(PerfLevel.ENABLE_COUNT);
+    assertThat(write[1]).isEqualTo(PerfLevel.DISABLE);
+    assertThat(read[1]).isEqualTo(PerfLevel.DISABLE);
+    assertThat(value.get()).isEqualTo(bytes("v"));
   }
 
   /** A scan read on a thread other than the one that opened it (rounds move between threads). */
   @Test
   void aThreadThatReadsAScanOpenedElsewhereCountsNothingFromThenOn() throws Exception {
-    try (Options o = new Options().setCreateIfMissing(true);
-        RocksDB probe = RocksDB.open(o, probeDir.toString());
-        ReplicaStore store =
-            ReplicaStore.open(
-                Fixtures.options(dir, "node-a", PARAMS, Fixtures.manualMillis(1_000)).build())) {
-      int records = 0;
-      for (int i = 0; i < 64; i++) {
-        store.put(bytes("k" + i), bytes("v" + i));
-      }
-      for (int p = 0; p < store.params().partitions(); p++) {
-        try (RecordStore.PartitionScan scan = store.scan(p, null)) {
-          AtomicReference<List<ReplicaRecord>> read = new AtomicReference<>();
-          PerfLevel[] levels = levelsAround(probe, () -> read.set(scan.next(1_000, 1L << 20)));
-          assertThat(levels[0]).isEqualTo(PerfLevel.ENABLE_COUNT);
-          assertThat(levels[1]).isEqualTo(PerfLevel.DISABLE);
-          records += read.get().size();
-        }
-      }
-      assertThat(records).isEqualTo(64);
+    int records = 0;
+    for (int i = 0; i < 64; i++) {
+      store.put(bytes("k" + i), bytes("v" + i));
     }
+    for (int p = 0; p < store.params().partitions(); p++) {
+      try (RecordStore.PartitionScan scan = store.scan(p, null)) {
+        AtomicReference<List<ReplicaRecord>> read = new AtomicReference<>();
+        PerfLevel[] levels = levelsAround(() -> read.set(scan.next(1_000, 1L << 20)));
+        assertThat(levels[0]).isEqualTo(PerfLevel.ENABLE_COUNT);
+        assertThat(levels[1]).isEqualTo(PerfLevel.DISABLE);
+        records += read.get().size();
+      }
+    }
+    assertThat(records).isEqualTo(64);
   }
 }
