@@ -220,10 +220,7 @@ final class RecordReader {
       s.lifecycle.readLock().lock();
       try {
         synchronized (this) {
-          if (released) {
-            throw new StoreException("partition scan is closed (or its store was closed)");
-          }
-          s.countersOff(); // a scan may be read on another thread than the one that opened it
+          checkReadable();
           List<ReplicaRecord> out = new ArrayList<>();
           long bytes = 0;
           while (out.size() < maxRecords && bytes < maxBytes && advance()) {
@@ -244,6 +241,17 @@ final class RecordReader {
       }
     }
 
+    /**
+     * Refuses a released scan; otherwise turns RocksDB's counters off on the reading thread, which
+     * may not be the one that opened the scan (a round moves between pool threads).
+     */
+    private void checkReadable() {
+      if (released) {
+        throw new StoreException("partition scan is closed (or its store was closed)");
+      }
+      s.countersOff();
+    }
+
     /** Every scan, filtered or not, reads its partition by one bounded iterator. */
     @Override
     public boolean ranged() {
@@ -260,10 +268,7 @@ final class RecordReader {
       s.lifecycle.readLock().lock();
       try {
         synchronized (this) {
-          if (released) {
-            throw new StoreException("partition scan is closed (or its store was closed)");
-          }
-          s.countersOff(); // a scan may be read on another thread than the one that opened it
+          checkReadable();
           int n = 0;
           int start = out.bytes();
           while (n < maxRecords && out.bytes() - start < maxBytes && advance()) {

@@ -319,8 +319,9 @@ final class StoreDb {
   }
 
   /**
-   * Checks that the store is open; every call into the store passes here first, and so turns
-   * RocksDB's performance counters off on its thread ({@link #countersOff}).
+   * Checks that the store is open. The store's calls pass here first (a scan's later reads and the
+   * start-up rebuild's threads call {@link #countersOff} themselves), and so turn RocksDB's
+   * performance counters off on their thread.
    */
   void checkOpen() {
     if (closed) {
