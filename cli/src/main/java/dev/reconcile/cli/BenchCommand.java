@@ -208,6 +208,13 @@ final class BenchCommand implements Callable<Integer> {
   int warmup = 300;
 
   @Option(
+      names = "--warmup-settle",
+      description =
+          "after --warmup, more warm-up rounds (at most 3000) until the JIT compiled for at most"
+              + " 5 ms over this many rounds; 0: the fixed rounds only (default: ${DEFAULT-VALUE})")
+  int warmupSettle = 50;
+
+  @Option(
       names = "--stream-records",
       description = "records per stream trial with small values (default: ${DEFAULT-VALUE})")
   int streamRecords = 200_000;
@@ -383,6 +390,7 @@ final class BenchCommand implements Callable<Integer> {
     if (trials < 1
         || rounds < 1
         || warmup < 0
+        || warmupSettle < 0
         || streamTrials < 1
         || streamRecords < 1
         || streamLargeRecords < 1
@@ -390,7 +398,7 @@ final class BenchCommand implements Callable<Integer> {
         || streamLargeValueBytes < 0
         || latencyD < 1) {
       throw new CliException(
-          "bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1, --warmup >= 0");
+          "bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1, --warmup and --warmup-settle >= 0");
     }
     if (streamWritesPerSecond < 0 || streamWritesPerSecond > 100_000) {
       throw new CliException("bench: --stream-writes-per-second must be in [0, 100000]");
@@ -429,6 +437,7 @@ final class BenchCommand implements Callable<Integer> {
             latencyD,
             keyValues("--latency-set", latencySets),
             warmup,
+            warmupSettle,
             rounds,
             streamRecords,
             streamValueBytes,

@@ -2,6 +2,7 @@ package dev.reconcile.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.reconcile.cli.bench.AgentBench;
 import dev.reconcile.cli.bench.Csv;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +38,8 @@ class BenchCommandTest {
             "2",
             "--warmup",
             "1",
+            "--warmup-settle",
+            "2",
             "--stream-records",
             "500",
             "--stream-large-records",
@@ -117,6 +120,13 @@ class BenchCommandTest {
           .as("row %s", row)
           .isBetween(0.1, 30_000.0);
       assertThat(Long.parseLong(row.get("protocol_bytes"))).as("row %s", row).isPositive();
+      // The fixed warm-up round, and more while the JIT was still compiling (at most 3000).
+      int warmed = Integer.parseInt(row.get("warmup_rounds"));
+      assertThat(warmed).as("row %s", row).isBetween(1 + 2, 1 + AgentBench.MAX_SETTLE_ROUNDS);
+      if (Boolean.parseBoolean(row.get("compile_settled"))) {
+        assertThat(warmed).as("row %s", row).isLessThan(1 + AgentBench.MAX_SETTLE_ROUNDS);
+      }
+      assertThat(Long.parseLong(row.get("timed_compile_ms"))).as("row %s", row).isNotNegative();
     }
     List<Map<String, String>> stream = Csv.read(out.resolve("stream-summary.csv"));
     assertThat(stream).hasSize(2);
@@ -139,6 +149,10 @@ class BenchCommandTest {
       assertThat(Double.parseDouble(row.get("records_per_s_median")))
           .as("row %s", row)
           .isPositive();
+    }
+    // Each trial's JIT time: this JVM (HotSpot) reports it, so never the "unknown" -1.
+    for (Map<String, String> row : Csv.read(out.resolve("stream-trials.csv"))) {
+      assertThat(Long.parseLong(row.get("compile_ms"))).as("row %s", row).isNotNegative();
     }
     assertThat(r.out()).contains("latency ratio n=2000 / n=1000").contains("bench finished");
   }

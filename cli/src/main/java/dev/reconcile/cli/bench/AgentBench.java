@@ -52,7 +52,10 @@ public final class AgentBench {
       double loadSeconds,
       double settleSeconds,
       long protocolBytes,
-      int roundTrips) {}
+      int roundTrips,
+      int warmupRounds,
+      boolean compileSettled,
+      long timedCompileMillis) {}
 
   /** One stream configuration. */
   public record StreamRate(
@@ -64,11 +67,18 @@ public final class AgentBench {
 
   // ------------------------------------------------------------------------------ latency
 
+  /**
+   * Most warm-up rounds past the fixed ones while waiting for the JIT ({@link CompileSettle}):
+   * about 30 s of rounds at n = 10^6.
+   */
+  public static final int MAX_SETTLE_ROUNDS = 3000;
+
   public static List<Latency> latency(
       long[] ns,
       long d,
       Map<String, String> sets,
       int warmup,
+      int settleWindow,
       int rounds,
       Path work,
       Path out,
@@ -89,7 +99,8 @@ public final class AgentBench {
                 "round_trips",
                 "difference",
                 "checked_by_fingerprint",
-                "looked_up_partitions");
+                "looked_up_partitions",
+                "compile_ms");
         Csv sum =
             new Csv(
                 out.resolve("latency-summary.csv"),
@@ -101,7 +112,10 @@ public final class AgentBench {
                 "load_s",
                 "settle_s",
                 "protocol_bytes",
-                "round_trips")) {
+                "round_trips",
+                "warmup_rounds",
+                "compile_settled",
+                "timed_compile_ms")) {
       for (long n : ns) {
         if (d > n) {
           log.accept(String.format("latency: skipping n=%d (d=%d > n)", n, d));
@@ -120,18 +134,42 @@ public final class AgentBench {
                   "latency n=%,d: compactions after the load ended in %.1f s", n, settleSeconds));
           HostPort peer = new HostPort("127.0.0.1", b.peerPort());
           for (int w = 0; w < warmup; w++) {
-            awaitIdle(a, b);
-            round(a, peer, true);
+            warmupRound(a, b, peer, d);
           }
+          CompileSettle jit = CompileSettle.ofThisJvm(Math.max(1, settleWindow));
+          int warmed = warmup;
+          boolean settled = false; // the JIT seen quiet (false when not waited for)
+          if (settleWindow > 0 && jit.available()) {
+            jit.start();
+            for (int w = 0; w < MAX_SETTLE_ROUNDS && !settled; w++) {
+              warmupRound(a, b, peer, d);
+              warmed++;
+              settled = jit.roundEnded();
+            }
+          }
+          log.accept(
+              String.format(
+                  "latency n=%,d: %d warm-up rounds, the JIT %s",
+                  n,
+                  warmed,
+                  settleWindow == 0
+                      ? "not waited for"
+                      : settled
+                          ? "quiet for the last " + settleWindow
+                          : "still compiling (or its time unknown) after the most rounds"));
+          long timedCompile = 0;
           double[] wall = new double[rounds];
           double[] session = new double[rounds];
           long bytes = 0;
           int rts = 0;
           for (int r = 0; r < rounds; r++) {
             awaitIdle(a, b);
+            long c0 = jit.compileMillis();
             long s = System.nanoTime();
             RoundReport rep = round(a, peer, true);
             wall[r] = (System.nanoTime() - s) / 1e6;
+            long compiled = c0 < 0 ? -1 : jit.compileMillis() - c0;
+            timedCompile += Math.max(0, compiled);
             session[r] = rep.sessionMicros / 1_000.0; // ms, not truncated to whole ones
             bytes = rep.stats.bytesTotal();
             rts = rep.stats.roundTrips();
@@ -156,7 +194,8 @@ public final class AgentBench {
                 rts,
                 diff,
                 checked,
-                lookedUp);
+                lookedUp,
+                compiled);
           }
           Latency l =
               new Latency(
@@ -168,7 +207,10 @@ public final class AgentBench {
                   loadSeconds,
                   settleSeconds,
                   bytes,
-                  rts);
+                  rts,
+                  warmed,
+                  settled,
+                  jit.available() ? timedCompile : -1);
           sum.row(
               n,
               d,
@@ -178,11 +220,23 @@ public final class AgentBench {
               loadSeconds,
               settleSeconds,
               bytes,
-              rts);
+              rts,
+              warmed,
+              settled,
+              l.timedCompileMillis());
           log.accept(
               String.format(
-                  "latency n=%,d d=%,d: median %.1f ms wall, %.2f ms session (%d rounds), %,d protocol bytes; %d rounds retried so far",
-                  n, d, l.wallMillisMedian(), l.sessionMillisMedian(), rounds, bytes, retries));
+                  "latency n=%,d d=%,d: median %.1f ms wall, %.2f ms session (%d rounds), %,d"
+                      + " protocol bytes; %d rounds retried so far; the JIT compiled for %d ms"
+                      + " during the timed rounds",
+                  n,
+                  d,
+                  l.wallMillisMedian(),
+                  l.sessionMillisMedian(),
+                  rounds,
+                  bytes,
+                  retries,
+                  l.timedCompileMillis()));
           result.add(l);
         } finally {
           wipe(dir);
@@ -190,6 +244,16 @@ public final class AgentBench {
       }
     }
     return result;
+  }
+
+  /**
+   * A warm-up round does what a timed one does, the untimed check of its lists included, so that
+   * the JIT compiles that check before the timed rounds and not during them.
+   */
+  private static void warmupRound(ReplicaAgent a, ReplicaAgent b, HostPort peer, long d)
+      throws Exception {
+    awaitIdle(a, b);
+    checkListed(a, b, round(a, peer, true), d);
   }
 
   /** Loads {@code n} records on a (and {@code n - ceil(d/2) + floor(d/2)} on b) differing in d. */
@@ -319,6 +383,7 @@ public final class AgentBench {
       long origin = LocalReplica.origin("loader");
       double[] rps = new double[trials];
       double[] mbps = new double[trials];
+      CompileSettle jit = CompileSettle.ofThisJvm(1); // the JIT's time during each round
       for (int t = 0; t < trials; t++) {
         long version = ra.newVersion();
         List<ReplicaRecord> batch = new ArrayList<>();
@@ -351,6 +416,7 @@ public final class AgentBench {
           Thread.sleep(1000);
         }
         long roundFrom = System.nanoTime();
+        long compileFrom = jit.compileMillis();
         RoundReport rep;
         try {
           rep = round(a, peer, false);
@@ -360,6 +426,7 @@ public final class AgentBench {
           }
         }
         long roundTo = System.nanoTime();
+        long compiled = compileFrom < 0 ? -1 : jit.compileMillis() - compileFrom;
         if (rep.recordsSent != records) {
           throw new IllegalStateException(
               "stream round sent " + rep.recordsSent + " records, expected " + records);
@@ -384,11 +451,13 @@ public final class AgentBench {
             rep.sessionMillis,
             millis,
             rps[t],
-            mbps[t]);
+            mbps[t],
+            compiled);
         log.accept(
             String.format(
-                "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f MB/s",
-                records, valueBytes, t, rep.sessionMillis, millis, rps[t], mbps[t]));
+                "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f"
+                    + " MB/s; the JIT compiled for %d ms during the round",
+                records, valueBytes, t, rep.sessionMillis, millis, rps[t], mbps[t], compiled));
       }
       return new StreamRate(records, valueBytes, trials, Medians.of(rps), Medians.of(mbps));
     } finally {
@@ -444,7 +513,8 @@ public final class AgentBench {
         "session_ms",
         "repair_ms",
         "records_per_s",
-        "mb_per_s");
+        "mb_per_s",
+        "compile_ms");
   }
 
   // ------------------------------------------------------------------------------ helpers
