@@ -150,9 +150,13 @@ class BenchCommandTest {
           .as("row %s", row)
           .isPositive();
     }
-    // Each trial's JIT time: this JVM (HotSpot) reports it, so never the "unknown" -1.
+    // Each trial's CPU by thread group (Linux, where the suite runs): never the "unknown" -1, and
+    // the agents' own threads did work in every round.
     for (Map<String, String> row : Csv.read(out.resolve("stream-trials.csv"))) {
-      assertThat(Long.parseLong(row.get("compile_ms"))).as("row %s", row).isNotNegative();
+      for (String column : List.of("jit_cpu_ms", "gc_cpu_ms", "rocksdb_cpu_ms", "wait_ms")) {
+        assertThat(Long.parseLong(row.get(column))).as("%s of row %s", column, row).isNotNegative();
+      }
+      assertThat(Long.parseLong(row.get("other_cpu_ms"))).as("row %s", row).isPositive();
     }
     assertThat(r.out()).contains("latency ratio n=2000 / n=1000").contains("bench finished");
   }

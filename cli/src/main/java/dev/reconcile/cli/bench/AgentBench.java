@@ -16,6 +16,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -383,7 +384,6 @@ public final class AgentBench {
       long origin = LocalReplica.origin("loader");
       double[] rps = new double[trials];
       double[] mbps = new double[trials];
-      CompileSettle jit = CompileSettle.ofThisJvm(1); // the JIT's time during each round
       for (int t = 0; t < trials; t++) {
         long version = ra.newVersion();
         List<ReplicaRecord> batch = new ArrayList<>();
@@ -416,7 +416,7 @@ public final class AgentBench {
           Thread.sleep(1000);
         }
         long roundFrom = System.nanoTime();
-        long compileFrom = jit.compileMillis();
+        Optional<ThreadCpu.Sample> cpuFrom = ThreadCpu.of(ProcessHandle.current().pid());
         RoundReport rep;
         try {
           rep = round(a, peer, false);
@@ -426,7 +426,12 @@ public final class AgentBench {
           }
         }
         long roundTo = System.nanoTime();
-        long compiled = compileFrom < 0 ? -1 : jit.compileMillis() - compileFrom;
+        // CPU by thread group over the round: both agents, this JVM's compilers, GC and RocksDB.
+        ThreadCpu.Totals cpu =
+            cpuFrom
+                .flatMap(
+                    from -> ThreadCpu.of(ProcessHandle.current().pid()).map(to -> to.minus(from)))
+                .orElse(null);
         if (rep.recordsSent != records) {
           throw new IllegalStateException(
               "stream round sent " + rep.recordsSent + " records, expected " + records);
@@ -452,12 +457,32 @@ public final class AgentBench {
             millis,
             rps[t],
             mbps[t],
-            compiled);
+            cpu == null ? -1 : Math.round(cpu.jitSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.gcSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.rocksDbSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.otherSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000));
         log.accept(
             String.format(
                 "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f"
-                    + " MB/s; the JIT compiled for %d ms during the round",
-                records, valueBytes, t, rep.sessionMillis, millis, rps[t], mbps[t], compiled));
+                    + " MB/s; %s",
+                records,
+                valueBytes,
+                t,
+                rep.sessionMillis,
+                millis,
+                rps[t],
+                mbps[t],
+                cpu == null
+                    ? "no CPU by thread (not Linux)"
+                    : String.format(
+                        "CPU over the round: JIT %.2f s, GC %.2f s, RocksDB's threads %.2f s, the"
+                            + " rest %.2f s, runnable but waiting %.2f s",
+                        cpu.jitSeconds(),
+                        cpu.gcSeconds(),
+                        cpu.rocksDbSeconds(),
+                        cpu.otherSeconds(),
+                        cpu.waitSeconds())));
       }
       return new StreamRate(records, valueBytes, trials, Medians.of(rps), Medians.of(mbps));
     } finally {
@@ -514,7 +539,11 @@ public final class AgentBench {
         "repair_ms",
         "records_per_s",
         "mb_per_s",
-        "compile_ms");
+        "jit_cpu_ms",
+        "gc_cpu_ms",
+        "rocksdb_cpu_ms",
+        "other_cpu_ms",
+        "wait_ms");
   }
 
   // ------------------------------------------------------------------------------ helpers
