@@ -398,7 +398,8 @@ final class BenchCommand implements Callable<Integer> {
         || streamLargeValueBytes < 0
         || latencyD < 1) {
       throw new CliException(
-          "bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1, --warmup and --warmup-settle >= 0");
+          "bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1,"
+              + " --warmup and --warmup-settle >= 0");
     }
     if (streamWritesPerSecond < 0 || streamWritesPerSecond > 100_000) {
       throw new CliException("bench: --stream-writes-per-second must be in [0, 100000]");

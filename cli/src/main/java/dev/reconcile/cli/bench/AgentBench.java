@@ -28,12 +28,13 @@ import java.util.function.Consumer;
  *
  * <ul>
  *   <li><b>latency</b>: both agents bulk-loaded ({@link LocalReplica#putAll}) with {@code n}
- *       records differing in {@code d}; warm-up rounds, then timed dry-run rounds (the session runs
- *       in full, nothing is streamed, so the data stays divergent). Wall time is {@code
- *       System.nanoTime} around {@code repair(peer, dryRun=true)}; the agent's own {@code
- *       sessionMillis} is kept too. After each timed round, untimed, the elements it listed are
- *       compared with the truth ({@link #checkListed}): the records they name on the side that
- *       holds them must be exactly the keys loaded on that side only.
+ *       records differing in {@code d}; warm-up rounds (a fixed number, then more until the JIT is
+ *       quiet: {@link CompileSettle}), then timed dry-run rounds (the session runs in full, nothing
+ *       is streamed, so the data stays divergent). Wall time is {@code System.nanoTime} around
+ *       {@code repair(peer, dryRun=true)}; the agent's own {@code sessionMillis} is kept too. After
+ *       each timed round, untimed, the elements it listed are compared with the truth ({@link
+ *       #checkListed}): the records they name on the side that holds them must be exactly the keys
+ *       loaded on that side only.
  *   <li><b>stream</b>: before each trial the initiator gets {@code records} new records the
  *       responder lacks; a real round sends them; the rate is over the repair phase ({@code
  *       durationMillis - sessionMillis}: fetch from RocksDB, batches with CRC32C, TCP, apply,
