@@ -344,7 +344,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     for (Held h : pending) {
       records.add(h.rows().record(h.index()));
     }
-    ApplyOutcome out = writer.applyAll(records);
+    ApplyOutcome out = writer.applyAll(records, false);
     pending.clear();
     pendingBytes = 0;
     return out;

@@ -196,8 +196,8 @@ final class RecordWriter {
   }
 
   /**
-   * A batch to apply, as records or as checked rows: what {@link #apply(Incoming)} reads of each
-   * entry. Built outside the writer lock, so that hashing happens there.
+   * A batch to apply, as records or as checked rows: what {@link #apply(Incoming, boolean)} reads
+   * of each entry. Built outside the writer lock, so that hashing happens there.
    */
   private interface Incoming {
     int size();
@@ -332,15 +332,19 @@ final class RecordWriter {
 
   /** See {@link ReplicaStore#apply}. */
   ApplyOutcome apply(List<ReplicaRecord> incoming) {
-    return apply(new IncomingRecords(incoming));
+    return apply(new IncomingRecords(incoming), false);
   }
 
   /** See {@link ReplicaStore#applyRows}. */
   ApplyOutcome applyRows(RowBatches.Rows rows) {
-    return apply(new IncomingRows(rows));
+    return apply(new IncomingRows(rows), false);
   }
 
-  private ApplyOutcome apply(Incoming incoming) {
+  /**
+   * Applies {@code incoming} slice by slice; a client's batch ({@code client}: a bulk load, not a
+   * repair) tells {@link #lockWaits} how long each slice waited for the writer lock.
+   */
+  private ApplyOutcome apply(Incoming incoming, boolean client) {
     if (incoming.size() == 0) {
       return ApplyOutcome.EMPTY;
     }
@@ -367,7 +371,7 @@ final class RecordWriter {
       // for one slice, not for the whole batch (docs/decisions.md, "apply slices").
       int sliceKeys = s.options.applySliceKeys();
       if (slots.size() <= sliceKeys) {
-        return applySlice(incoming, slots, slotOf, null, 0, n, s.writeOptions);
+        return applySlice(incoming, slots, slotOf, null, 0, n, s.writeOptions, client);
       }
       // Slices of consecutive rows, each atomic: the entries of slice c are order[start[c],
       // start[c + 1]), in the batch's order.
@@ -402,7 +406,8 @@ final class RecordWriter {
                       order,
                       start[c],
                       start[c + 1],
-                      s.unsyncedWriteOptions));
+                      s.unsyncedWriteOptions,
+                      client));
         } catch (StoreException e) {
           if (c == 0) {
             throw e;
@@ -454,7 +459,8 @@ final class RecordWriter {
    * Applies one slice under the writer lock, in one write batch: the slots {@code slots} and the
    * entries {@code order[from, to)} (entries {@code [from, to)} when {@code order} is null), which
    * are every entry of those slots ({@code slotOf[i]} is entry {@code i}'s slot), written with
-   * {@code writeOptions} (a batch of several slices writes them unsynced, then syncs the WAL once).
+   * {@code writeOptions} (a batch of several slices writes them unsynced, then syncs the WAL once);
+   * for a {@code client}'s batch, reports the slice's wait for the writer lock.
    */
   private ApplyOutcome applySlice(
       Incoming incoming,
@@ -463,7 +469,8 @@ final class RecordWriter {
       int[] order,
       int from,
       int to,
-      WriteOptions writeOptions) {
+      WriteOptions writeOptions,
+      boolean client) {
     long maxVersion = 0;
     for (int k = from; k < to; k++) {
       int i = order == null ? k : order[k];
@@ -472,8 +479,11 @@ final class RecordWriter {
       }
     }
     long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
+    long asked = System.nanoTime();
+    long locked = asked;
     s.writer.lock();
     try {
+      locked = System.nanoTime();
       readCurrent(slots);
       int applied = 0;
       int stale = 0;
@@ -532,19 +542,23 @@ final class RecordWriter {
           e);
     } finally {
       s.writer.unlock();
+      if (client) {
+        lockWaits.accept(locked - asked);
+      }
     }
   }
 
   /**
    * {@link #apply} in batches of {@value ReplicaStore#BULK_BATCH}, each atomic; a failure leaves
-   * the earlier batches applied.
+   * the earlier batches applied. A {@code client}'s load ({@link ReplicaStore#putAll}) reports each
+   * slice's wait for the writer lock; a repair's ({@link PartitionIngest}'s small loads) does not.
    */
-  ApplyOutcome applyAll(List<ReplicaRecord> records) {
+  ApplyOutcome applyAll(List<ReplicaRecord> records, boolean client) {
     ApplyOutcome out = ApplyOutcome.EMPTY;
     for (int i = 0; i < records.size(); i += ReplicaStore.BULK_BATCH) {
-      out =
-          out.plus(
-              apply(records.subList(i, Math.min(records.size(), i + ReplicaStore.BULK_BATCH))));
+      List<ReplicaRecord> batch =
+          records.subList(i, Math.min(records.size(), i + ReplicaStore.BULK_BATCH));
+      out = out.plus(apply(new IncomingRecords(batch), client));
     }
     return out;
   }

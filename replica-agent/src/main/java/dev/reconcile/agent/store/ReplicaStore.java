@@ -159,10 +159,12 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   }
 
   /**
-   * Tells {@code listener}, after each local {@link #put} or {@link #delete}, how many nanoseconds
-   * it waited for the store's writer lock (behind a slice of a repair batch, a partition ingest, a
-   * purge batch or another write): the agent's {@code reconcile_store_write_lock_wait_seconds}. It
-   * runs on the writing thread and must be quick; it replaces the one set before.
+   * Tells {@code listener}, after each local {@link #put} or {@link #delete} and after each write
+   * batch of a {@link #putAll} (a client's bulk load, one report a slice of at most {@link
+   * StoreOptions#applySliceKeys} keys), how many nanoseconds it waited for the store's writer lock
+   * (behind a slice of a repair batch, a partition ingest, a purge batch or another write): the
+   * agent's {@code reconcile_store_write_lock_wait_seconds}. A repair's own batches report nothing.
+   * It runs on the writing thread and must be quick; it replaces the one set before.
    */
   public void onLocalWriteLockWait(LongConsumer listener) {
     writer.onLocalWriteLockWait(Objects.requireNonNull(listener, "listener"));
@@ -174,7 +176,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * atomic; a failure leaves the earlier batches applied.
    */
   public long putAll(List<ReplicaRecord> records) {
-    return writer.applyAll(records).applied();
+    return writer.applyAll(records, true).applied();
   }
 
   /**

@@ -172,6 +172,60 @@ class ApplySliceTest {
   }
 
   /**
+   * A client's bulk load ({@link ReplicaStore#putAll}) is a client's write too: each of its slices
+   * reports its wait for the writer lock, here the first one at least the 30 ms another client's
+   * put holds the lock while the load waits for it.
+   */
+  @Test
+  void aBulkLoadReportsEachSlicesWaitForTheLock() throws Exception {
+    Thread[] load = new Thread[1];
+    ReplicaStore[] store = new ReplicaStore[1];
+    AtomicLong ms = Fixtures.manualMillis(10_000);
+    Random r = new Random(11);
+    List<ReplicaRecord> batch = new ArrayList<>();
+    for (int k = 0; k < 3 * SLICE; k++) {
+      batch.add(record(r, k, ms.get()));
+    }
+    long[] loaded = new long[1];
+    AtomicInteger commits = new AtomicInteger();
+    ReplicaStore.Hooks hooks =
+        new ReplicaStore.Hooks() {
+          @Override
+          void beforeCommit() {
+            if (commits.incrementAndGet() == 1) {
+              // The put's commit, under the writer lock: the load starts now and must wait.
+              load[0] = new Thread(() -> loaded[0] = store[0].putAll(batch), "bulk-load");
+              load[0].start();
+              while (load[0].getState() != Thread.State.WAITING) {
+                Thread.onSpinWait();
+              }
+              try {
+                Thread.sleep(30);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+          }
+        };
+    try (ReplicaStore s = open(dir, ms, hooks)) {
+      store[0] = s;
+      List<Long> waits = new CopyOnWriteArrayList<>();
+      s.onLocalWriteLockWait(waits::add);
+      s.put(bytes("holder"), bytes("v"));
+      load[0].join();
+      assertThat(loaded[0]).isEqualTo(3 * SLICE);
+      // One report for the put, one for each of the load's three slices.
+      assertThat(waits).hasSize(4);
+      assertThat(waits.stream().filter(w -> w >= 30_000_000L))
+          .as("waits %s", waits)
+          .hasSize(1)
+          .allMatch(w -> w < 30_000_000_000L);
+      assertThat(commits.get()).isEqualTo(4);
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  /**
    * The second slice's write fails (a full disk): the error says so and how much of the batch went
    * before; the first slice's keys are stored with their index and sketches, nothing of the rest;
    * the same batch applied again takes the rest and counts the first slice as duplicates.
