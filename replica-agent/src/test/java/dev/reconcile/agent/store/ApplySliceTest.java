@@ -136,16 +136,8 @@ class ApplySliceTest {
             if (commits.size() == 1) {
               // First slice, under the writer lock: a client writes now and must wait for it.
               client[0] =
-                  new Thread(() -> store[0].put(bytes("client"), bytes("v")), "client-write");
-              client[0].start();
-              while (client[0].getState() != Thread.State.WAITING) {
-                Thread.onSpinWait();
-              }
-              try {
-                Thread.sleep(30);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
+                  startWaiting(
+                      new Thread(() -> store[0].put(bytes("client"), bytes("v")), "client-write"));
             }
           }
         };
@@ -194,16 +186,8 @@ class ApplySliceTest {
           void beforeCommit() {
             if (commits.incrementAndGet() == 1) {
               // The put's commit, under the writer lock: the load starts now and must wait.
-              load[0] = new Thread(() -> loaded[0] = store[0].putAll(batch), "bulk-load");
-              load[0].start();
-              while (load[0].getState() != Thread.State.WAITING) {
-                Thread.onSpinWait();
-              }
-              try {
-                Thread.sleep(30);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
+              load[0] =
+                  startWaiting(new Thread(() -> loaded[0] = store[0].putAll(batch), "bulk-load"));
             }
           }
         };
@@ -377,6 +361,23 @@ class ApplySliceTest {
   private static byte[] row(byte[] key) {
     return RecordKeys.of(
         HashSpec.partition(PARAMS.spec().keyHash(key), PARAMS.partitionsLog2()), key);
+  }
+
+  /**
+   * Starts {@code writer}, which must block on the writer lock the caller holds, and holds the lock
+   * 30 ms more once it waits; returns it.
+   */
+  private static Thread startWaiting(Thread writer) {
+    writer.start();
+    while (writer.getState() != Thread.State.WAITING) {
+      Thread.onSpinWait();
+    }
+    try {
+      Thread.sleep(30);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return writer;
   }
 
   private static byte[] key(int k) {
