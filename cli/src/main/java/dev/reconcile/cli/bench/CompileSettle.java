@@ -7,13 +7,14 @@ import java.util.function.LongSupplier;
 /**
  * Whether the JIT has finished with a repeated piece of work: the latency bench's warm-up goes on,
  * past its fixed rounds, until the JVM's compilers have spent at most {@link #QUIET_MILLIS} over
- * the last {@code window} rounds (or until {@code maxRounds} more), so that the timed rounds do not
- * share the two cores with C2. A fixed count of warm-up rounds was not enough at n = 10^6: in stop
- * 39's profiles C2 used 0.5-0.6 CPU-s of the 0.87 s of timed rounds with either jar
- * (docs/benchmarks.md, section 2, "stop 40").
+ * the last {@code window} rounds (the caller stops after {@link AgentBench#MAX_SETTLE_ROUNDS} more
+ * in any case), so that the timed rounds do not share the two cores with C2. A fixed count of
+ * warm-up rounds was not enough at n = 10^6: in stop 39's profiles C2 used 0.5-0.6 CPU-s of the
+ * 0.87 s of timed rounds with either jar (docs/benchmarks.md, section 2, "stop 40").
  *
  * <p>The clock is HotSpot's {@link CompilationMXBean#getTotalCompilationTime}: the compilers'
- * accumulated elapsed time in milliseconds, every compiler thread summed. A JVM without it ({@link
+ * accumulated elapsed time in milliseconds, every compiler thread summed; on busy cores it counts a
+ * compile's waits too, which only makes the warm-up wait longer. A JVM without it ({@link
  * #available} false) is never settled by it: the caller's maximum ends the warm-up.
  */
 final class CompileSettle {
