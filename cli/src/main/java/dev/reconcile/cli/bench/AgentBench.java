@@ -223,8 +223,8 @@ public final class AgentBench {
               settleSeconds,
               bytes,
               rts,
-              warmed,
-              settled,
+              l.warmupRounds(),
+              l.compileSettled(),
               l.timedCompileMillis());
           log.accept(
               String.format(
@@ -417,7 +417,8 @@ public final class AgentBench {
           Thread.sleep(1000);
         }
         long roundFrom = System.nanoTime();
-        Optional<ThreadCpu.Sample> cpuFrom = ThreadCpu.of(ProcessHandle.current().pid());
+        long pid = ProcessHandle.current().pid();
+        Optional<ThreadCpu.Sample> cpuFrom = ThreadCpu.of(pid);
         RoundReport rep;
         try {
           rep = round(a, peer, false);
@@ -428,11 +429,7 @@ public final class AgentBench {
         }
         long roundTo = System.nanoTime();
         // CPU by thread group over the round: both agents, this JVM's compilers, GC and RocksDB.
-        ThreadCpu.Totals cpu =
-            cpuFrom
-                .flatMap(
-                    from -> ThreadCpu.of(ProcessHandle.current().pid()).map(to -> to.minus(from)))
-                .orElse(null);
+        ThreadCpu.Totals cpu = ThreadCpu.since(cpuFrom, pid);
         if (rep.recordsSent != records) {
           throw new IllegalStateException(
               "stream round sent " + rep.recordsSent + " records, expected " + records);

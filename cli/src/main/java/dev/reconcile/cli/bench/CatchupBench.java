@@ -227,8 +227,8 @@ public final class CatchupBench {
           wallNanos = System.nanoTime() - w0;
           newCpu[t] = dst.cpuSeconds() - dstCpu0;
           sourceCpu[t] = src.cpuSeconds() - srcCpu0;
-          dstThreads = minus(ThreadCpu.of(dst.pid()), dstThreads0);
-          srcThreads = minus(ThreadCpu.of(src.pid()), srcThreads0);
+          dstThreads = ThreadCpu.since(dstThreads0, dst.pid());
+          srcThreads = ThreadCpu.since(srcThreads0, src.pid());
           OptionalDouble steal1 = ThreadCpu.steal();
           if (steal0.isPresent() && steal1.isPresent()) {
             steal = steal1.getAsDouble() - steal0.getAsDouble();
@@ -327,12 +327,6 @@ public final class CatchupBench {
         Medians.of(smbps),
         Medians.of(newCpu),
         Medians.of(sourceCpu));
-  }
-
-  /** What each thread group used between two samples; null when either is missing. */
-  private static ThreadCpu.Totals minus(
-      Optional<ThreadCpu.Sample> after, Optional<ThreadCpu.Sample> before) {
-    return after.isPresent() && before.isPresent() ? after.get().minus(before.get()) : null;
   }
 
   /**

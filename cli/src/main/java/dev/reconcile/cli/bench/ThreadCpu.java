@@ -55,6 +55,15 @@ final class ThreadCpu {
     }
   }
 
+  /**
+   * What each thread group of process {@code pid} used from {@code before} to now; null when either
+   * sample is missing (not Linux, or the process is gone).
+   */
+  static Totals since(Optional<Sample> before, long pid) {
+    Optional<Sample> after = of(pid);
+    return after.isPresent() && before.isPresent() ? after.get().minus(before.get()) : null;
+  }
+
   /** The live threads of one process at one moment: thread id to (name, CPU ns, wait ns). */
   record Sample(Map<Long, Task> tasks) {
     /** What each group used from {@code before} to this sample. */
