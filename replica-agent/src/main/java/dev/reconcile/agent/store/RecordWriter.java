@@ -7,7 +7,6 @@ import static dev.reconcile.agent.store.StoreDb.longBytes;
 import dev.reconcile.agent.store.RecordCodec.Stored;
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.ConflictRule;
-import dev.reconcile.core.RecordRow;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
 import java.nio.ByteBuffer;
@@ -195,149 +194,14 @@ final class RecordWriter {
     }
   }
 
-  /**
-   * A batch to apply, as records or as checked rows: what {@link #apply(Incoming, boolean)} reads
-   * of each entry. Built outside the writer lock, so that hashing happens there.
-   */
-  private interface Incoming {
-    int size();
-
-    /** Entry {@code i}'s key, an array the caller may keep. */
-    byte[] key(int i);
-
-    long keyHash(int i);
-
-    long version(int i);
-
-    long origin(int i);
-
-    boolean tombstone(int i);
-
-    long valueHash(int i);
-
-    /** The row to store for entry {@code i} ({@link RecordRow}), whose key is {@code key}. */
-    byte[] storedRow(int i, byte[] key);
-  }
-
-  /** Records, their values hashed under the store's spec. */
-  private final class IncomingRecords implements Incoming {
-    private final List<ReplicaRecord> records;
-    private final long[] valueHashes;
-
-    IncomingRecords(List<ReplicaRecord> records) {
-      this.records = records;
-      this.valueHashes = new long[records.size()];
-      for (int i = 0; i < valueHashes.length; i++) {
-        valueHashes[i] = s.spec.valueHash(records.get(i).value());
-      }
-    }
-
-    @Override
-    public int size() {
-      return records.size();
-    }
-
-    @Override
-    public byte[] key(int i) {
-      return records.get(i).key();
-    }
-
-    @Override
-    public long keyHash(int i) {
-      return s.spec.keyHash(records.get(i).key());
-    }
-
-    @Override
-    public long version(int i) {
-      return records.get(i).version();
-    }
-
-    @Override
-    public long origin(int i) {
-      return records.get(i).origin();
-    }
-
-    @Override
-    public boolean tombstone(int i) {
-      return records.get(i).tombstone();
-    }
-
-    @Override
-    public long valueHash(int i) {
-      return valueHashes[i];
-    }
-
-    @Override
-    public byte[] storedRow(int i, byte[] key) {
-      ReplicaRecord r = records.get(i);
-      return RecordCodec.encode(
-          key, r.version(), r.origin(), r.tombstone(), valueHashes[i], r.value());
-    }
-  }
-
-  /**
-   * Checked rows ({@link RowBatches#read} under the store's spec): key hashes and value hashes as
-   * the check found them, and each row stored as it came (its CRC covers its key).
-   */
-  private static final class IncomingRows implements Incoming {
-    private final RowBatches.Rows rows;
-    private final byte[] a;
-
-    IncomingRows(RowBatches.Rows rows) {
-      this.rows = rows;
-      this.a = rows.array();
-    }
-
-    @Override
-    public int size() {
-      return rows.size();
-    }
-
-    @Override
-    public byte[] key(int i) {
-      return rows.key(i);
-    }
-
-    @Override
-    public long keyHash(int i) {
-      return rows.keyHash(i);
-    }
-
-    @Override
-    public long version(int i) {
-      return rows.version(i);
-    }
-
-    @Override
-    public long origin(int i) {
-      return RecordRow.origin(a, rows.rowOffset(i));
-    }
-
-    @Override
-    public boolean tombstone(int i) {
-      return rows.tombstone(i);
-    }
-
-    @Override
-    public long valueHash(int i) {
-      return RecordRow.valueHash(a, rows.rowOffset(i));
-    }
-
-    @Override
-    public byte[] storedRow(int i, byte[] key) {
-      int from = rows.rowOffset(i);
-      return Arrays.copyOfRange(a, from, from + rows.rowLength(i));
-    }
-  }
-
   /** See {@link ReplicaStore#apply}. */
   ApplyOutcome apply(List<ReplicaRecord> incoming) {
-    return apply(new IncomingRecords(incoming), false);
+    return apply(new Incoming.Records(s.spec, incoming), false);
   }
 
   /** See {@link ReplicaStore#applyRows}. */
   ApplyOutcome applyRows(RowBatches.Rows rows) {
-    return apply(new IncomingRows(rows), false);
+    return apply(new Incoming.Rows(rows), false);
   }
 
   /**
@@ -367,6 +231,9 @@ final class RecordWriter {
         }
         slotOf[i] = slot;
       }
+      // The slots in row order, once: each slice is a run of consecutive rows, and writeWinners
+      // writes a slice's records in that order.
+      slots.sort(BY_ROW);
       // At most applySliceKeys keys a write batch under the lock, so that a client's write waits
       // for one slice, not for the whole batch (docs/decisions.md, "apply slices").
       int sliceKeys = s.options.applySliceKeys();
@@ -375,7 +242,6 @@ final class RecordWriter {
       }
       // Slices of consecutive rows, each atomic: the entries of slice c are order[start[c],
       // start[c + 1]), in the batch's order.
-      slots.sort(BY_ROW);
       int slices = (slots.size() + sliceKeys - 1) / sliceKeys;
       for (int j = 0; j < slots.size(); j++) {
         slots.get(j).slice = j / sliceKeys;
@@ -456,11 +322,11 @@ final class RecordWriter {
   }
 
   /**
-   * Applies one slice under the writer lock, in one write batch: the slots {@code slots} and the
-   * entries {@code order[from, to)} (entries {@code [from, to)} when {@code order} is null), which
-   * are every entry of those slots ({@code slotOf[i]} is entry {@code i}'s slot), written with
-   * {@code writeOptions} (a batch of several slices writes them unsynced, then syncs the WAL once);
-   * for a {@code client}'s batch, reports the slice's wait for the writer lock.
+   * Applies one slice under the writer lock, in one write batch: the slots {@code slots} (in row
+   * order) and the entries {@code order[from, to)} (entries {@code [from, to)} when {@code order}
+   * is null), which are every entry of those slots ({@code slotOf[i]} is entry {@code i}'s slot),
+   * written with {@code writeOptions} (a batch of several slices writes them unsynced, then syncs
+   * the WAL once); for a {@code client}'s batch, reports the slice's wait for the writer lock.
    */
   private ApplyOutcome applySlice(
       Incoming incoming,
@@ -558,7 +424,7 @@ final class RecordWriter {
     for (int i = 0; i < records.size(); i += ReplicaStore.BULK_BATCH) {
       List<ReplicaRecord> batch =
           records.subList(i, Math.min(records.size(), i + ReplicaStore.BULK_BATCH));
-      out = out.plus(apply(new IncomingRecords(batch), client));
+      out = out.plus(apply(new Incoming.Records(s.spec, batch), client));
     }
     return out;
   }
@@ -585,10 +451,11 @@ final class RecordWriter {
   }
 
   /**
-   * Commits the changed slots in one batch, then updates count and sketches. Each column family's
-   * rows go into the batch in that family's order: a memtable inserts a run of ascending keys next
-   * to one another (its skip list remembers where the last insert went), where keys in the order
-   * the peer sent them each cost a search from the top of the list.
+   * Commits the changed slots ({@code slots}, in row order) in one batch, then updates count and
+   * sketches. Each column family's rows go into the batch in that family's order: a memtable
+   * inserts a run of ascending keys next to one another (its skip list remembers where the last
+   * insert went), where keys in the order the peer sent them each cost a search from the top of the
+   * list.
    */
   private void writeWinners(
       List<Slot> slots, Incoming incoming, long maxVersion, WriteOptions writeOptions)
@@ -614,8 +481,7 @@ final class RecordWriter {
     if (written.isEmpty()) {
       return;
     }
-    written.sort(BY_ROW);
-    for (Slot slot : written) {
+    for (Slot slot : written) { // in row order, as the slots (apply)
       if (slot.wExpired) {
         // Past the grace period: delete what it beats, store nothing (see the class comment).
         batch.delete(s.records, slot.row);
