@@ -45,7 +45,8 @@ import java.util.Optional;
  * table that peels to all-zero cells settles a partition; anything else doubles the table and past
  * the largest falls back to the sorted digest list. Each side keeps only the listed elements its
  * own set confirms and counts the others as {@link SessionStats#unverified()}: a wrong decode or a
- * concurrent write, never acted on.
+ * concurrent write, never acted on; the elements a peer asks records for are confirmed by the
+ * repair stream that reads them ({@link RepairStats#listedNotFound()}).
  *
  * <p>The store is reached through ports: {@link PartitionSketches} (fingerprints, estimators,
  * tables, element lookups), {@link RecordStore} (records to send, batches to apply) and {@link

@@ -41,8 +41,14 @@ final class RepairExchange {
    */
   private static final class Source {
     final int partition;
+
+    /** The listed elements, ascending; null for a bulk partition. */
     final long[] elements;
+
     RecordStore.PartitionScan scan;
+
+    /** Records the scan returned so far. */
+    long read;
 
     Source(int partition, long[] elements, RecordStore.PartitionScan scan) {
       this.partition = partition;
@@ -53,6 +59,7 @@ final class RepairExchange {
     /** The next records of a bulk source as rows; 0 when done (and the scan closed). */
     int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
       int n = scan.nextRows(out, maxRecords, maxBytes);
+      read += n;
       if (n == 0) {
         close();
       }
@@ -62,10 +69,29 @@ final class RepairExchange {
     /** The next records; empty when done (and the scan closed). */
     List<ReplicaRecord> nextRecords(int maxRecords, long maxBytes) {
       List<ReplicaRecord> out = scan.next(maxRecords, maxBytes);
+      read += out.size();
       if (out.isEmpty()) {
         close();
       }
       return out;
+    }
+
+    /**
+     * Of a listed source read to its end: the listed elements it found no record of (a request for
+     * what this side does not hold, or a write since the round compared). An element shared by
+     * several keys yields a record each, so this may count too few, never too many.
+     */
+    long unfound() {
+      if (elements == null) {
+        return 0;
+      }
+      long distinct = elements.length == 0 ? 0 : 1;
+      for (int i = 1; i < elements.length; i++) {
+        if (elements[i] != elements[i - 1]) {
+          distinct++;
+        }
+      }
+      return Math.max(0, distinct - read);
     }
 
     void close() {
@@ -211,7 +237,7 @@ final class RepairExchange {
                 ctx.params.spec(), (int) Math.min(config.batchBytes() + (64 << 10), 1 << 30));
         src.nextRows(rows, batchRecords(src), config.batchBytes());
         if (src.done()) {
-          sendQueue.poll();
+          finished(sendQueue.poll());
         }
         if (rows.count() > 0) {
           fetchedPartition = src.partition;
@@ -221,7 +247,7 @@ final class RepairExchange {
       }
       List<ReplicaRecord> records = src.nextRecords(batchRecords(src), config.batchBytes());
       if (src.done()) {
-        sendQueue.poll();
+        finished(sendQueue.poll());
       }
       if (!records.isEmpty()) {
         fetchedPartition = src.partition;
@@ -229,6 +255,15 @@ final class RepairExchange {
       }
     }
     return true;
+  }
+
+  /**
+   * A source read to its end: its listed elements without a record are counted ({@link
+   * RepairStats#listedNotFound}). This is the check of a peer's request ({@link
+   * ResultStream#onRecordRequest}), which looks nothing up before the stream does.
+   */
+  private void finished(Source src) {
+    ctx.repair.listedNotFound += src.unfound();
   }
 
   /**

@@ -21,6 +21,7 @@ public final class RepairStats {
   long stale;
   long duplicate;
   long clockSkewRefused;
+  long listedNotFound;
   final List<byte[]> clockSkewKeys = new ArrayList<>();
   final List<Integer> stillDiffering = new ArrayList<>();
   boolean verified;
@@ -37,6 +38,17 @@ public final class RepairStats {
   /** Bytes of the record batch frames sent. */
   public long recordBytesSent() {
     return recordBytesSent;
+  }
+
+  /**
+   * Elements the peer asked for (listed, not a whole partition) that this side's stream found no
+   * record of when it read them: replaced by a newer version during the round (this round's own
+   * repairs included: both sides send their version of a conflicting key), or never held here (a
+   * wrong decode at the peer, or a peer that lies). Nothing is sent for them; a difference that
+   * remains shows in the closing check and the next round.
+   */
+  public long listedNotFound() {
+    return listedNotFound;
   }
 
   public long batchesReceived() {

@@ -9,8 +9,10 @@ import dev.reconcile.core.wire.Refusal.Code;
  * What the side that decoded a partition tells the other. In a repair round: a {@link
  * RecordRequest} for the elements it lacks and how many records it will send (the repair stream
  * makes the rest of the lists redundant). In a dry run the responder, when it decoded, lists both
- * ways ({@link MissingChunk}) so the initiator can report. The receiving side keeps only what its
- * own set confirms and counts the rest as unverified.
+ * ways ({@link MissingChunk}) so the initiator can report. The receiving side of lists keeps only
+ * what its own set confirms and counts the rest as unverified; the side asked for records checks
+ * the request by reading them (the repair stream sends what it finds and counts the rest as {@link
+ * RepairStats#listedNotFound}), which spares it a lookup of every element first.
  *
  * <p>No list grows past the session's cap ({@code max-listed-elements}): a longer one is cut, the
  * partition is flagged partial, and the next round repairs what is left, so a divergence of any
@@ -177,7 +179,9 @@ final class ResultStream {
     if (!r.getLast()) {
       return;
     }
-    part.missingRemote = ctx.verified(part.partition, part.missingRemote, true);
+    // Not looked up here: the repair stream reads the records of exactly these elements and
+    // counts those it finds no record of (RepairStats.listedNotFound): one pass over the store
+    // where a check first would make two.
     part.lacksHere = r.getWillSend();
     settle(part, path);
   }

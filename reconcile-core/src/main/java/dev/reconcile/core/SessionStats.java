@@ -159,7 +159,8 @@ public final class SessionStats {
 
   /**
    * Listed elements this side's own set contradicted (a wrong decode, a lying peer, or a write
-   * during the session); dropped, never acted on.
+   * during the session); dropped, never acted on. Elements a peer asks records for are checked by
+   * the repair stream instead ({@link RepairStats#listedNotFound}).
    */
   public int unverified() {
     return unverified;

@@ -99,6 +99,8 @@ class RepairExchangeTest {
     // Each side sends its version of the 20 conflicting keys unless the peer's newer one replaced
     // it first (both directions stream at once); whatever the interleaving, the winners apply.
     assertThat(rs.recordsSent()).isBetween(700L, 720L);
+    // Each listed element is sent or found replaced when the stream read it.
+    assertThat(rs.recordsSent() + rs.listedNotFound()).isEqualTo(720);
     assertThat(rs.applied()).isEqualTo(450 + 10);
     assertThat(rs.recordsReceived()).isEqualTo(rs.applied() + rs.stale() + rs.duplicate());
     assertThat(r.repairStats().applied()).isEqualTo(700 + 10);
@@ -106,6 +108,80 @@ class RepairExchangeTest {
     assertThat(rs.stillDiffering()).isEmpty();
     assertThat(i.stats().recordBytes()).isPositive();
     assertThat(i.stats().protocolBytes()).isLessThan(i.stats().bytesTotal());
+  }
+
+  /**
+   * A peer's request is checked by the stream that reads it: the side asked looks nothing up first
+   * (no {@code containsAll} on its sketches), sends the records it holds, and counts the requested
+   * elements it has no record of ({@link RepairStats#listedNotFound}): the bogus ones, and of the
+   * 20 conflicting keys those the peer's newer version replaced before the stream read them.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {5, 6})
+  void aRequestIsCheckedByTheStreamThatReadsIt(long seed) {
+    MemoryReplica[] m = divergent(seed, 3000, 700, 450);
+    List<String> lookups = new ArrayList<>();
+    PartitionSketches real = m[0].sketches();
+    PartitionSketches counted =
+        (PartitionSketches)
+            java.lang.reflect.Proxy.newProxyInstance(
+                PartitionSketches.class.getClassLoader(),
+                new Class<?>[] {PartitionSketches.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("containsAll")) {
+                    lookups.add("partition " + args[0]);
+                  }
+                  try {
+                    return method.invoke(real, args);
+                  } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+    ReconcileSession i =
+        ReconcileSession.initiator(config(repairConfig(4, 64)), counted, m[0], null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repairConfig(4, 64)),
+            m[1].sketches(),
+            m[1]);
+    SplittableRandom rnd = new SplittableRandom(seed);
+    AtomicInteger requests = new AtomicInteger();
+    AtomicInteger bogus = new AtomicInteger();
+    LocalRound.run(
+        i,
+        r,
+        UnaryOperator.identity(),
+        e -> {
+          if (!e.hasRecordRequest()) {
+            return e;
+          }
+          requests.incrementAndGet();
+          // Elements the initiator holds no record of, added to the responder's request.
+          long[] asked = Wire.unpackLongsUnchecked(e.getRecordRequest().getElements());
+          long[] more = java.util.Arrays.copyOf(asked, asked.length + 3);
+          for (int k = asked.length; k < more.length; k++) {
+            more[k] = rnd.nextLong();
+          }
+          bogus.addAndGet(3);
+          return e.toBuilder()
+              .setRecordRequest(
+                  e.getRecordRequest().toBuilder()
+                      .setElements(Wire.packLongs(more, 0, more.length)))
+              .build();
+        });
+    assertThat(i.succeeded()).as(i.failure().toString()).isTrue();
+    assertThat(r.succeeded()).isTrue();
+    assertThat(requests.get()).as("the responder decoded and asked").isPositive();
+    assertThat(contents(m[0])).as("seed %d", seed).isEqualTo(contents(m[1]));
+    assertThat(lookups).as("seed %d", seed).isEmpty();
+    assertThat(i.stats().unverified()).as("seed %d", seed).isZero();
+    assertThat(i.repairStats().listedNotFound())
+        .as("seed %d", seed)
+        .isBetween((long) bogus.get(), bogus.get() + 20L);
+    assertThat(i.repairStats().recordsSent() + i.repairStats().listedNotFound())
+        .isEqualTo(720L + bogus.get());
+    assertThat(i.repairStats().recordsSent()).isBetween(700L, 720L);
+    assertThat(r.repairStats().applied()).isEqualTo(700 + 10);
   }
 
   @Test

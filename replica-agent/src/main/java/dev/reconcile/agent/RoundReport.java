@@ -58,6 +58,9 @@ public final class RoundReport {
   /** Received records refused because their version lies more than max-clock-skew in the future. */
   public long clockSkewRefused;
 
+  /** Elements the peer asked records for that this side held none of when it read them. */
+  public long listedNotFound;
+
   /** The first keys of those records, percent-encoded as in the HTTP API. */
   public final List<String> clockSkewKeys = new ArrayList<>();
 
@@ -104,6 +107,7 @@ public final class RoundReport {
     r.stale = rs.stale();
     r.duplicate = rs.duplicate();
     r.clockSkewRefused = rs.clockSkewRefused();
+    r.listedNotFound = rs.listedNotFound();
     for (byte[] k : rs.clockSkewKeys()) {
       r.clockSkewKeys.add(KeyCodec.encode(k));
     }
@@ -149,6 +153,7 @@ public final class RoundReport {
             .put("stale", stale)
             .put("duplicate", duplicate)
             .put("clockSkewRefused", clockSkewRefused)
+            .put("listedNotFound", listedNotFound)
             .put("clockSkewKeys", new JsonArray(new ArrayList<>(clockSkewKeys)))
             .put("stillDiffering", new JsonArray(new ArrayList<>(stillDiffering)));
     if (dryRun) {
