@@ -8,8 +8,11 @@ import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.Refusal.Code;
 import dev.reconcile.core.wire.RepairEnd;
 import dev.reconcile.core.wire.RowBatch;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -124,7 +127,7 @@ class RepairExchangeTest {
     PartitionSketches real = m[0].sketches();
     PartitionSketches counted =
         (PartitionSketches)
-            java.lang.reflect.Proxy.newProxyInstance(
+            Proxy.newProxyInstance(
                 PartitionSketches.class.getClassLoader(),
                 new Class<?>[] {PartitionSketches.class},
                 (proxy, method, args) -> {
@@ -133,7 +136,7 @@ class RepairExchangeTest {
                   }
                   try {
                     return method.invoke(real, args);
-                  } catch (java.lang.reflect.InvocationTargetException e) {
+                  } catch (InvocationTargetException e) {
                     throw e.getCause();
                   }
                 });
@@ -158,7 +161,7 @@ class RepairExchangeTest {
           requests.incrementAndGet();
           // Elements the initiator holds no record of, added to the responder's request.
           long[] asked = Wire.unpackLongsUnchecked(e.getRecordRequest().getElements());
-          long[] more = java.util.Arrays.copyOf(asked, asked.length + 3);
+          long[] more = Arrays.copyOf(asked, asked.length + 3);
           for (int k = asked.length; k < more.length; k++) {
             more[k] = rnd.nextLong();
           }
