@@ -323,7 +323,7 @@ final class BenchCommand implements Callable<Integer> {
           "untimed stream trials before each size's timed ones, by two other agents on stores of"
               + " their own, so that the JIT has compiled the agents' bulk and listed paths (agents"
               + " in service); 0: none (default: ${DEFAULT-VALUE})")
-  int streamWarmup = 2;
+  int streamWarmup = 0;
 
   @Option(
       names = "--stream-writes-per-second",
