@@ -318,14 +318,6 @@ final class BenchCommand implements Callable<Integer> {
   int streamTrials = 3;
 
   @Option(
-      names = "--stream-warmup",
-      description =
-          "untimed stream trials before each size's timed ones, by two other agents on stores of"
-              + " their own, so that the JIT has compiled the agents' bulk and listed paths (agents"
-              + " in service); 0: none (default: ${DEFAULT-VALUE})")
-  int streamWarmup = 0;
-
-  @Option(
       names = "--stream-writes-per-second",
       description =
           "stream: a client writes new keys of 100 B to the receiving agent at this rate during an"
@@ -400,7 +392,6 @@ final class BenchCommand implements Callable<Integer> {
         || warmup < 0
         || warmupSettle < 0
         || streamTrials < 1
-        || streamWarmup < 0
         || streamRecords < 1
         || streamLargeRecords < 1
         || streamValueBytes < 0
@@ -408,7 +399,7 @@ final class BenchCommand implements Callable<Integer> {
         || latencyD < 1) {
       throw new CliException(
           "bench: --trials, --rounds, --stream-* counts and --latency-d must be >= 1,"
-              + " --warmup, --warmup-settle and --stream-warmup >= 0");
+              + " --warmup and --warmup-settle >= 0");
     }
     if (streamWritesPerSecond < 0 || streamWritesPerSecond > 100_000) {
       throw new CliException("bench: --stream-writes-per-second must be in [0, 100000]");
@@ -453,7 +444,6 @@ final class BenchCommand implements Callable<Integer> {
             streamValueBytes,
             streamLargeRecords,
             streamLargeValueBytes,
-            streamWarmup,
             streamTrials,
             streamWritesPerSecond,
             keyValues("--stream-set", streamSets),

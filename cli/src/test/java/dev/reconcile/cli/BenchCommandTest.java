@@ -48,8 +48,6 @@ class BenchCommandTest {
             "65536",
             "--stream-trials",
             "1",
-            "--stream-warmup",
-            "1",
             "--stream-writes-per-second",
             "200");
     assertThat(r.status()).as("stderr: %s", r.err()).isZero();
@@ -132,12 +130,6 @@ class BenchCommandTest {
     }
     List<Map<String, String>> stream = Csv.read(out.resolve("stream-summary.csv"));
     assertThat(stream).hasSize(2);
-    // One untimed warm-up trial a size, on stores of its own: logged, no rows, no client writes.
-    assertThat(stream).allSatisfy(row -> assertThat(row.get("warmup_trials")).isEqualTo("1"));
-    assertThat(Csv.read(out.resolve("stream-trials.csv"))).hasSize(2);
-    assertThat(r.out() + r.err())
-        .contains("500 x 100 B: 1 warm-up trials")
-        .contains("8 x 65,536 B: 1 warm-up trials");
     // The client's writes: an idle second at 200 puts/s, then the round, for each value size.
     List<Map<String, String>> writes = Csv.read(out.resolve("stream-writes.csv"));
     assertThat(writes).hasSize(4);

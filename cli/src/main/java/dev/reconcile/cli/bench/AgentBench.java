@@ -59,13 +59,10 @@ public final class AgentBench {
       boolean compileSettled,
       long timedCompileMillis) {}
 
-  /**
-   * One stream configuration ({@code warmupTrials}: the untimed trials before, on other stores).
-   */
+  /** One stream configuration. */
   public record StreamRate(
       int records,
       int valueBytes,
-      int warmupTrials,
       int trials,
       double recordsPerSecondMedian,
       double megabytesPerSecondMedian) {}
@@ -357,7 +354,7 @@ public final class AgentBench {
   public static StreamRate stream(
       int records, int valueBytes, int trials, Path work, Csv csv, Consumer<String> log)
       throws Exception {
-    return stream(records, valueBytes, 0, trials, work, csv, 0, null, Map.of(), log);
+    return stream(records, valueBytes, trials, work, csv, 0, null, Map.of(), log);
   }
 
   /**
@@ -367,60 +364,8 @@ public final class AgentBench {
    * go to {@code writesCsv}. The keys so written are of partition 0 and b's alone, so the next
    * trial's round also sends them to a; trial 0's other partitions stay a catch-up's (bulk). {@code
    * sets} are agent settings for both agents.
-   *
-   * <p>With {@code warmupTrials > 0}, first as many untimed trials (no rows, no client writes) by
-   * two other agents on stores of their own, wiped after: this JVM's JIT then has compiled both
-   * agents' paths, bulk and listed, as in agents in service, while the timed trials' stores start
-   * empty as they would without them (benchmarks.md section 3, "stop 41").
    */
   public static StreamRate stream(
-      int records,
-      int valueBytes,
-      int warmupTrials,
-      int trials,
-      Path work,
-      Csv csv,
-      int writesPerSecond,
-      Csv writesCsv,
-      Map<String, String> sets,
-      Consumer<String> log)
-      throws Exception {
-    if (warmupTrials > 0) {
-      Path warmWork = work.resolve("warm-up");
-      StreamRate warm;
-      try {
-        warm =
-            streamTrials(
-                records,
-                valueBytes,
-                warmupTrials,
-                warmWork,
-                null,
-                0,
-                null,
-                sets,
-                line -> log.accept("warm-up: " + line));
-      } finally {
-        wipe(warmWork);
-      }
-      log.accept(
-          String.format(
-              "stream %,d x %,d B: %d warm-up trials, median %,.0f records/s (not timed)",
-              records, valueBytes, warmupTrials, warm.recordsPerSecondMedian()));
-    }
-    StreamRate timed =
-        streamTrials(records, valueBytes, trials, work, csv, writesPerSecond, writesCsv, sets, log);
-    return new StreamRate(
-        records,
-        valueBytes,
-        warmupTrials,
-        trials,
-        timed.recordsPerSecondMedian(),
-        timed.megabytesPerSecondMedian());
-  }
-
-  /** The trials of {@link #stream} ({@code csv} null: no rows); the result has no warm-up. */
-  private static StreamRate streamTrials(
       int records,
       int valueBytes,
       int trials,
@@ -500,23 +445,21 @@ public final class AgentBench {
         }
         rps[t] = rep.recordsSent * 1000.0 / millis;
         mbps[t] = rep.recordBytesSent / 1e6 * 1000.0 / millis;
-        if (csv != null) {
-          csv.row(
-              records,
-              valueBytes,
-              t,
-              rep.recordsSent,
-              rep.recordBytesSent,
-              rep.sessionMillis,
-              millis,
-              rps[t],
-              mbps[t],
-              cpu == null ? -1 : Math.round(cpu.jitSeconds() * 1000),
-              cpu == null ? -1 : Math.round(cpu.gcSeconds() * 1000),
-              cpu == null ? -1 : Math.round(cpu.rocksDbSeconds() * 1000),
-              cpu == null ? -1 : Math.round(cpu.otherSeconds() * 1000),
-              cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000));
-        }
+        csv.row(
+            records,
+            valueBytes,
+            t,
+            rep.recordsSent,
+            rep.recordBytesSent,
+            rep.sessionMillis,
+            millis,
+            rps[t],
+            mbps[t],
+            cpu == null ? -1 : Math.round(cpu.jitSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.gcSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.rocksDbSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.otherSeconds() * 1000),
+            cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000));
         log.accept(
             String.format(
                 "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f"
@@ -539,7 +482,7 @@ public final class AgentBench {
                         cpu.otherSeconds(),
                         cpu.waitSeconds())));
       }
-      return new StreamRate(records, valueBytes, 0, trials, Medians.of(rps), Medians.of(mbps));
+      return new StreamRate(records, valueBytes, trials, Medians.of(rps), Medians.of(mbps));
     } finally {
       wipe(dir);
     }

@@ -36,7 +36,6 @@ public final class Bench {
       int streamValueBytes,
       int streamLargeRecords,
       int streamLargeValueBytes,
-      int streamWarmupTrials,
       int streamTrials,
       int streamWritesPerSecond,
       Map<String, String> streamSets,
@@ -121,7 +120,6 @@ public final class Bench {
               AgentBench.stream(
                   k[0],
                   k[1],
-                  c.streamWarmupTrials(),
                   c.streamTrials(),
                   c.work(),
                   csv,
@@ -139,7 +137,6 @@ public final class Bench {
               c.out().resolve("stream-summary.csv"),
               "records",
               "value_bytes",
-              "warmup_trials",
               "trials",
               "records_per_s_median",
               "mb_per_s_median")) {
@@ -147,7 +144,6 @@ public final class Bench {
           sum.row(
               s.records(),
               s.valueBytes(),
-              s.warmupTrials(),
               s.trials(),
               s.recordsPerSecondMedian(),
               s.megabytesPerSecondMedian());
