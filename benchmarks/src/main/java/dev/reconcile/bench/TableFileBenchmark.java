@@ -34,7 +34,7 @@ import org.rocksdb.SstFileWriter;
  * SstFileWriter}, direct buffers, 10-bit Bloom filter, format version 5, synced at the end): one
  * file of a catch-up's chunk, random (incompressible) values, as the catch-up bench sends. The
  * loads' choice (LZ4, {@code ReplicaStore.LOAD_FILE_COMPRESSION}) against RocksDB's default
- * (Snappy, which the column families keep) and none.
+ * (Snappy, which the column families used until stop 42) and none.
  *
  * <pre>
  *   ./mvnw -B -ntp -o -pl benchmarks -am package -DskipTests

@@ -40,8 +40,8 @@ import org.rocksdb.WriteOptions;
  * straddle a partition), written six ways into an empty folder.
  *
  * <ul>
- *   <li>{@code rocksdb-wal}: plain RocksDB write batches, WAL on and not synced (as the store
- *       writes): the floor of the store's write path;
+ *   <li>{@code rocksdb-wal}: plain RocksDB write batches, WAL on and not synced, compressed by
+ *       level (as the store writes): the floor of the store's write path;
  *   <li>{@code rocksdb-sst}: one SST file written with {@code SstFileWriter} and ingested: what
  *       building SST files for an empty partition would start from;
  *   <li>{@code store-no-sketches}: {@link ReplicaStore#apply} with no sketches kept (record, digest
@@ -330,8 +330,13 @@ public final class ApplyBench {
         .build();
   }
 
+  /** A plain database compressed as the store's records ({@code COMPRESSION_PER_LEVEL}). */
   private static Options rawOptions() {
-    return new Options().setCreateIfMissing(true).setMaxBackgroundJobs(2).setBytesPerSync(1 << 20);
+    return new Options()
+        .setCreateIfMissing(true)
+        .setMaxBackgroundJobs(2)
+        .setBytesPerSync(1 << 20)
+        .setCompressionPerLevel(ReplicaStore.COMPRESSION_PER_LEVEL);
   }
 
   /** Batches of at most {@code n} records, never straddling a partition (as the sender's). */

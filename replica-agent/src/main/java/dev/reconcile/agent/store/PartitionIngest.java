@@ -107,12 +107,11 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private static final AtomicLong FILES = new AtomicLong();
 
   /**
-   * Block compression of the table files a load writes: LZ4. The column families keep RocksDB's
-   * default, Snappy, for what they flush and compact. A load writes its files on the critical path
-   * of a catch-up, and Snappy made a file of 100-byte records twice as dear to write as LZ4 (JMH
-   * {@code TableFileBenchmark}: 202 against 102 ms for 200 000 records; docs/decisions.md, "block
-   * compression of loads"). Both read back the same way; compactions rewrite a loaded file with the
-   * column family's compression.
+   * Block compression of the table files a load writes: LZ4, as the levels below level 0 ({@link
+   * StoreDb#COMPRESSION_PER_LEVEL}). A load writes its files on the critical path of a catch-up,
+   * and Snappy, RocksDB's default, made a file of 100-byte records twice as dear to write as LZ4
+   * (JMH {@code TableFileBenchmark}: 202 against 102 ms for 200 000 records; docs/decisions.md,
+   * "block compression of loads").
    */
   static final CompressionType COMPRESSION = CompressionType.LZ4_COMPRESSION;
 

@@ -61,10 +61,16 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   public static final int STORE_FORMAT = 2;
 
   /**
-   * Block compression of the table files a partition load writes and ingests (LZ4); the column
-   * families flush and compact with RocksDB's default (Snappy).
+   * Block compression of the table files a partition load writes and ingests (LZ4); the records and
+   * the digest index flush and compact with {@link #COMPRESSION_PER_LEVEL}.
    */
   public static final CompressionType LOAD_FILE_COMPRESSION = PartitionIngest.COMPRESSION;
+
+  /**
+   * Block compression of the records and the digest index by level: none for level 0 (flushes), LZ4
+   * below it (compactions); docs/decisions.md, "block compression by level".
+   */
+  public static final List<CompressionType> COMPRESSION_PER_LEVEL = StoreDb.COMPRESSION_PER_LEVEL;
 
   static final int BULK_BATCH = 10_000;
 

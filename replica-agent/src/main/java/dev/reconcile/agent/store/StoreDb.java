@@ -21,6 +21,7 @@ import org.rocksdb.Cache;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Filter;
 import org.rocksdb.LRUCache;
@@ -55,6 +56,20 @@ final class StoreDb {
 
   static final byte[] DIGESTS = ascii("digests");
   static final byte[] META = ascii("meta");
+
+  /**
+   * Block compression of the records and the digest index by level: none for level 0 (what a flush
+   * writes), LZ4 for every level below it (what compactions write, and a load's files). RocksDB
+   * tries to compress every block it writes and keeps it raw when that saves too little; with
+   * Snappy, a flush of random 100 B values spent 61 % of its CPU in the attempt, and flushes took
+   * as much CPU as a listed repair's receiving round thread (benchmarks.md, section 3, "stop 42").
+   * Level-0 files live until the next compaction, so compressing them saves little disk; LZ4 below
+   * keeps what compression saves on real values at half of Snappy's cost (decisions.md, "block
+   * compression by level"). With dynamic level sizes the list's second entry applies to the level
+   * that level 0 compacts into and, being the last, to every level below it.
+   */
+  static final List<CompressionType> COMPRESSION_PER_LEVEL =
+      List.of(CompressionType.NO_COMPRESSION, CompressionType.LZ4_COMPRESSION);
 
   static {
     RocksDbLibrary.load();
@@ -153,6 +168,7 @@ final class StoreDb {
       // filters already spare them a block read).
       ColumnFamilyOptions recordOptions =
           own(natives, new ColumnFamilyOptions())
+              .setCompressionPerLevel(COMPRESSION_PER_LEVEL)
               .setMemtablePrefixBloomSizeRatio(0.02)
               .setMemtableWholeKeyFiltering(true)
               .setTableFormatConfig(recordTable(bloom).setBlockCache(cache));
@@ -164,6 +180,7 @@ final class StoreDb {
       // file and memtable that lacks it.
       ColumnFamilyOptions digestOptions =
           own(natives, new ColumnFamilyOptions())
+              .setCompressionPerLevel(COMPRESSION_PER_LEVEL)
               .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
               .setMemtablePrefixBloomSizeRatio(0.05)
               .setTableFormatConfig(digestTable(bloom).setBlockCache(cache));

@@ -19,21 +19,25 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ConfigOptions;
 import org.rocksdb.DBOptions;
+import org.rocksdb.LiveFileMetaData;
 import org.rocksdb.Options;
+import org.rocksdb.OptionsUtil;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
-import org.rocksdb.TableProperties;
 
 /**
- * The table files a partition load writes and ingests ({@link PartitionIngest}) are LZ4-compressed
- * ({@link PartitionIngest#COMPRESSION}); what RocksDB flushes keeps the column families' default,
- * Snappy (docs/decisions.md, "block compression of loads"). Read from the files' own properties in
- * a plain read-only open, not from the options the store asked for.
+ * Block compression as the table files themselves record it (their properties, read in a plain
+ * RocksDB open, not from the options the store asked for): what a flush writes to level 0 is not
+ * compressed, what compactions write below it is LZ4 ({@link StoreDb#COMPRESSION_PER_LEVEL}), and a
+ * partition load's files are LZ4 wherever they land ({@link PartitionIngest#COMPRESSION});
+ * docs/decisions.md, "block compression by level".
  */
 final class BlockCompressionTest {
   private static final SketchParams PARAMS = Fixtures.params(2, 8);
   private static final long NOW = 1_700_000_000_000L;
+  private static final List<String> FAMILIES = List.of("records_by_partition", "digests");
 
   @TempDir Path tmp;
 
@@ -59,9 +63,12 @@ final class BlockCompressionTest {
         Fixtures.options(dir, "node", PARAMS, Fixtures.manualMillis(NOW)).build());
   }
 
-  /** The compression named in each table file's properties, per column family name. */
-  private static Map<String, List<String>> compressionOfFiles(Path dir) throws RocksDBException {
-    Map<String, List<String>> out = new HashMap<>();
+  /** One table file: its column family, its level and the compression its properties name. */
+  private record TableFile(String family, int level, String compression) {}
+
+  /** Every live table file of the store at {@code dir}. */
+  private static List<TableFile> tableFiles(Path dir) throws RocksDBException {
+    List<TableFile> out = new ArrayList<>();
     List<ColumnFamilyHandle> handles = new ArrayList<>();
     List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
     try (Options listing = new Options()) {
@@ -72,12 +79,21 @@ final class BlockCompressionTest {
     try (DBOptions o = new DBOptions();
         RocksDB db = RocksDB.openReadOnly(o, dir.toString(), descriptors, handles)) {
       try {
-        for (int i = 0; i < handles.size(); i++) {
-          List<String> names = new ArrayList<>();
-          for (TableProperties p : db.getPropertiesOfAllTables(handles.get(i)).values()) {
-            names.add(p.getCompressionName());
-          }
-          out.put(new String(descriptors.get(i).getName(), StandardCharsets.US_ASCII), names);
+        Map<String, String> compressionByFile = new HashMap<>();
+        for (ColumnFamilyHandle h : handles) {
+          db.getPropertiesOfAllTables(h)
+              .forEach(
+                  (path, p) ->
+                      compressionByFile.put(
+                          Path.of(path).getFileName().toString(), p.getCompressionName()));
+        }
+        for (LiveFileMetaData f : db.getLiveFilesMetaData()) {
+          String file = Path.of(f.fileName()).getFileName().toString();
+          out.add(
+              new TableFile(
+                  new String(f.columnFamilyName(), StandardCharsets.US_ASCII),
+                  f.level(),
+                  compressionByFile.get(file)));
         }
       } finally {
         handles.forEach(ColumnFamilyHandle::close); // before the database, as the store does
@@ -86,24 +102,64 @@ final class BlockCompressionTest {
     return out;
   }
 
-  private static void assertAllCompressedWith(Map<String, List<String>> files, String name) {
-    for (String family : List.of("records_by_partition", "digests")) {
-      assertThat(files.get(family)).as(family + "'s table files").isNotEmpty();
-      assertThat(files.get(family)).as(family + "'s table files").containsOnly(name);
+  /** The records' and the digest index's files, each family holding some. */
+  private static List<TableFile> dataFiles(Path dir) throws RocksDBException {
+    List<TableFile> files = tableFiles(dir);
+    for (String family : FAMILIES) {
+      assertThat(files).as(family + "'s table files").anyMatch(f -> f.family().equals(family));
+    }
+    return files.stream().filter(f -> FAMILIES.contains(f.family())).toList();
+  }
+
+  /**
+   * Compacts every column family of the closed store at {@code dir} into its last level, opened
+   * with the options the store itself wrote (its OPTIONS file): the compactions a running store's
+   * background threads would do.
+   */
+  private static void compactAll(Path dir) throws RocksDBException {
+    List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+    List<ColumnFamilyHandle> handles = new ArrayList<>();
+    try (ConfigOptions config = new ConfigOptions();
+        DBOptions o = new DBOptions()) {
+      OptionsUtil.loadLatestOptions(config, dir.toString(), o, descriptors);
+      try (RocksDB db = RocksDB.open(o, dir.toString(), descriptors, handles)) {
+        try {
+          for (ColumnFamilyHandle h : handles) {
+            db.compactRange(h);
+          }
+        } finally {
+          handles.forEach(ColumnFamilyHandle::close);
+        }
+      } finally {
+        descriptors.forEach(d -> d.getOptions().close());
+      }
     }
   }
 
   @Test
-  void flushedTableFilesKeepTheDefaultSnappy() throws RocksDBException {
+  void flushedFilesAreNotCompressedAndCompactedFilesAreLz4() throws RocksDBException {
     Path dir = tmp.resolve("applied");
     try (ReplicaStore s = open(dir)) {
       s.putAll(records(-1, 3_000));
     }
-    // Reopening replays the write-ahead log and flushes the memtables into table files.
+    // Reopening replays the write-ahead log and flushes the memtables into level-0 files.
     try (ReplicaStore s = open(dir)) {
       assertThat(s.recordCount()).isEqualTo(3_000);
     }
-    assertAllCompressedWith(compressionOfFiles(dir), "Snappy");
+    List<TableFile> flushed = dataFiles(dir);
+    assertThat(flushed).allMatch(f -> f.level() == 0, "at level 0");
+    assertThat(flushed).extracting(TableFile::compression).containsOnly("NoCompression");
+
+    compactAll(dir);
+    List<TableFile> compacted = dataFiles(dir);
+    assertThat(compacted).allMatch(f -> f.level() > 0, "below level 0");
+    assertThat(compacted).extracting(TableFile::compression).containsOnly("LZ4");
+    try (ReplicaStore s = open(dir)) {
+      assertThat(s.recordCount()).isEqualTo(3_000);
+      List<ReplicaRecord> all = new ArrayList<>();
+      s.forEachRecord(all::add);
+      assertThat(all).hasSize(3_000);
+    }
   }
 
   @Test
@@ -117,6 +173,9 @@ final class BlockCompressionTest {
       }
       assertThat(s.stats().ingestedRecords()).isEqualTo(records.size());
     }
-    assertAllCompressedWith(compressionOfFiles(dir), "LZ4");
+    List<TableFile> loaded = dataFiles(dir);
+    assertThat(loaded).extracting(TableFile::compression).containsOnly("LZ4");
+    compactAll(dir);
+    assertThat(dataFiles(dir)).extracting(TableFile::compression).containsOnly("LZ4");
   }
 }
