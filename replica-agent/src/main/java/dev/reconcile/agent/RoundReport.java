@@ -58,11 +58,11 @@ public final class RoundReport {
   /** Received records refused because their version lies more than max-clock-skew in the future. */
   public long clockSkewRefused;
 
-  /** Elements the peer asked records for that this side held none of when it read them. */
-  public long listedNotFound;
-
   /** The first keys of those records, percent-encoded as in the HTTP API. */
   public final List<String> clockSkewKeys = new ArrayList<>();
+
+  /** Elements the peer asked records for that this side held none of when it read them. */
+  public long listedNotFound;
 
   public final List<Integer> stillDiffering = new ArrayList<>();
   public final List<PartitionOutcome> outcomes = new ArrayList<>();
