@@ -54,7 +54,7 @@ import org.rocksdb.WriteOptions;
 public class StoreBenchmark {
   static final int VALUE_BYTES = 100;
 
-  static SketchParams params(int partitionsLog2, int maxLog2) {
+  public static SketchParams params(int partitionsLog2, int maxLog2) {
     return new SketchParams(
         HashSpec.xxh3(0x5eedL),
         partitionsLog2,
@@ -63,7 +63,7 @@ public class StoreBenchmark {
         dev.reconcile.estimator.StrataEstimatorFactory.defaults().params());
   }
 
-  static StoreOptions.Builder options(Path dir, SketchParams params) {
+  public static StoreOptions.Builder options(Path dir, SketchParams params) {
     return StoreOptions.builder(
             dir, params, dev.reconcile.estimator.StrataEstimatorFactory.defaults())
         .nodeId("bench");
@@ -89,7 +89,7 @@ public class StoreBenchmark {
     return k;
   }
 
-  static void deleteTree(Path dir) throws IOException {
+  public static void deleteTree(Path dir) throws IOException {
     if (!Files.exists(dir)) {
       return;
     }

@@ -35,8 +35,9 @@ final class IndexWalk implements AutoCloseable {
   static final int STEPS_BEFORE_SEEK = 16;
 
   /**
-   * A list of at least {@code 1 / DENSE_LIST} of a partition's records is dense: read by stepping
-   * (here) or by a filtered scan of the records ({@code ReplicaStore.scanListed}).
+   * A list of at least {@code 1 / DENSE_LIST} of a partition's records is dense: its index rows are
+   * read by stepping. (Whether a list's records are read by a filtered scan of the partition
+   * instead, {@code ReplicaStore.listedByScan}, depends on their size too.)
    */
   static final int DENSE_LIST = 16;
 

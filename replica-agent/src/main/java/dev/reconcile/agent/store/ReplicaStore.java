@@ -326,16 +326,38 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
 
   /**
    * A filtered scan reads every record of the partition, listed or not: past this average size of a
-   * stored record, the bytes of the records it skips cost more than the lookups (at 64 KiB a scan
-   * was 0.86 x the lookups, benchmarks.md section 3, "stop 36").
+   * stored record the lookups are as fast or faster whatever the list (records of 2 139 bytes: the
+   * sender's scan 1.24-1.28 x the lookups' time with 1/2 to 1/4 of the partition listed, the
+   * stream's rate with lookups 0.95-0.99 x the scan's there and 1.27 x at 1/5; benchmarks.md
+   * section 3, "stop 43").
    */
-  static final long SCAN_RECORD_BYTES = 4096;
+  static final long SCAN_RECORD_BYTES = 1536;
+
+  /**
+   * Whether {@code listed} elements of a partition of {@code records} records, whose stored records
+   * average {@code averageRecordBytes}, are sent faster from one filtered scan of the partition
+   * than from lookups. The scan costs about the same for every row of the partition, more for
+   * larger rows; the lookups about the same for every listed element; and a scan's records travel
+   * as rows, which the receiver applies for less. Measured (benchmarks.md section 3, "stop 43"):
+   * the sender's read alone ({@code ListedReadCost}) crosses near 1/16 of the partition for stored
+   * records of 136 bytes, 1/8 for 573 and 1/5 for 1 093; the whole stream at 1 093 bytes near 1/10.
+   * So a list is dense enough from {@code 1/16 + (averageRecordBytes - 128) / 24576} of the
+   * partition ({@code 1/16} up to 128 bytes, about 1/10 at 1 KiB, 1/8 at {@link
+   * #SCAN_RECORD_BYTES}), and never past that size.
+   */
+  static boolean listedByScan(long listed, long records, long averageRecordBytes) {
+    if (averageRecordBytes > SCAN_RECORD_BYTES) {
+      return false;
+    }
+    long over = Math.max(0, averageRecordBytes - 128);
+    return listed * 24_576 >= records * (1_536 + over);
+  }
 
   /**
    * The records column family's bytes (table files and memtables) over its estimated key count:
    * RocksDB's in-memory estimates, rough but free; {@code Long.MAX_VALUE} when unknown.
    */
-  private long averageRecordBytes() {
+  long averageRecordBytes() {
     long files = rocksProperty("records", "rocksdb.total-sst-files-size");
     long memtables = rocksProperty("records", "rocksdb.size-all-mem-tables");
     long keys = rocksProperty("records", "rocksdb.estimate-num-keys");
@@ -347,17 +369,27 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
 
   /**
    * The records of listed elements: a filtered range scan of the partition ({@link
-   * RecordReader#scanListed}) for a dense list ({@link IndexWalk#dense}: a row scanned costs about
-   * a twentieth of a lookup, benchmarks.md section 3, "stop 36") of small records, else lookups a
-   * chunk at a time.
+   * RecordReader#scanListed}) for a list dense enough for the size of the records ({@link
+   * #listedByScan}), else lookups a chunk at a time.
    */
   @Override
   public PartitionScan scanListed(int partition, long[] elements) {
-    if (IndexWalk.dense(elements.length, sketches.fingerprint(partition).count())
-        && averageRecordBytes() <= SCAN_RECORD_BYTES) {
-      return reader.scanListed(partition, elements);
-    }
-    return RecordStore.super.scanListed(partition, elements);
+    return scanListed(
+        partition,
+        elements,
+        listedByScan(
+            elements.length, sketches.fingerprint(partition).count(), averageRecordBytes()));
+  }
+
+  /**
+   * {@link #scanListed} by the path given: one filtered scan of the partition ({@code byScan}) or
+   * lookups a chunk at a time (for the benchmark that measures where one beats the other, and for
+   * tests that both read the same records).
+   */
+  PartitionScan scanListed(int partition, long[] elements, boolean byScan) {
+    return byScan
+        ? reader.scanListed(partition, elements)
+        : RecordStore.super.scanListed(partition, elements);
   }
 
   /** Full scan of the records in key order (one implicit snapshot), validating each. */

@@ -54,6 +54,30 @@ class ReplicaStoreTest {
   }
 
   /**
+   * The listed-read rule scans from the crossings measured for it (benchmarks.md, section 3, "stop
+   * 43"): 1/16 of the partition for stored records up to 128 bytes, about 1/10 for 1 093 (where a
+   * whole stream crossed), 1/8 for 1 536, never past 1 536 (2 139: the lookups as fast or faster at
+   * every density) nor when the size is unknown.
+   */
+  @Test
+  void listedRecordsAreScannedFromTheMeasuredCrossings() {
+    long n = 168_000;
+    assertThat(ReplicaStore.listedByScan(n / 16, n, 100)).isTrue();
+    assertThat(ReplicaStore.listedByScan(n / 16 - 1, n, 100)).isFalse();
+    assertThat(ReplicaStore.listedByScan(n / 15, n, 136)).isTrue();
+    assertThat(ReplicaStore.listedByScan(n / 17, n, 136)).isFalse();
+    assertThat(ReplicaStore.listedByScan(n / 9, n, 1093)).isTrue();
+    assertThat(ReplicaStore.listedByScan(n / 11, n, 1093)).isFalse();
+    assertThat(ReplicaStore.listedByScan(n / 8, n, ReplicaStore.SCAN_RECORD_BYTES)).isTrue();
+    assertThat(ReplicaStore.listedByScan(n / 9, n, ReplicaStore.SCAN_RECORD_BYTES)).isFalse();
+    assertThat(ReplicaStore.listedByScan(n, n, ReplicaStore.SCAN_RECORD_BYTES + 1)).isFalse();
+    assertThat(ReplicaStore.listedByScan(n / 2, n, 2139)).isFalse();
+    assertThat(ReplicaStore.listedByScan(n, n, Long.MAX_VALUE)).isFalse();
+    // An empty partition: nothing to skip.
+    assertThat(ReplicaStore.listedByScan(1, 0, 100)).isTrue();
+  }
+
+  /**
    * A partition scan is one range of the records column family: exactly the partition's records,
    * each once, in key order, at the snapshot of its opening, in batches within the limits.
    */
@@ -977,6 +1001,18 @@ class ReplicaStoreTest {
       assertThat(drainRows(s.scanListed(p, half), params, p, 1000, 1))
           .as("%s partition %d, every other element as rows, one a call", ctx, p)
           .containsExactlyInAnyOrderElementsOf(halfRecords);
+      // Each path on its own, whichever the rule picks for this store: the same records.
+      for (boolean byScan : new boolean[] {true, false}) {
+        assertThat(drainScan(s.scanListed(p, half, byScan), 7))
+            .as("%s partition %d, every other element, by scan %b", ctx, p, byScan)
+            .containsExactlyInAnyOrderElementsOf(halfRecords);
+        assertThat(drainRows(s.scanListed(p, half, byScan), params, p, 7, 1 << 20))
+            .as("%s partition %d, every other element as rows, by scan %b", ctx, p, byScan)
+            .containsExactlyInAnyOrderElementsOf(halfRecords);
+        assertThat(drainScan(s.scanListed(p, absent, byScan), 7))
+            .as("%s partition %d, absent elements only, by scan %b", ctx, p, byScan)
+            .isEmpty();
+      }
       if (expected.length > 0) {
         assertThat(drainScan(s.scanListed(p, new long[] {expected[0]}), 7))
             .as("%s partition %d, one element", ctx, p)
