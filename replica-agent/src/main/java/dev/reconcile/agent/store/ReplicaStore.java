@@ -326,10 +326,9 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
 
   /**
    * A filtered scan reads every record of the partition, listed or not: past this average size of a
-   * stored record the lookups are as fast or faster whatever the list (records of 2 139 bytes: the
-   * sender's scan 1.24-1.28 x the lookups' time with 1/2 to 1/4 of the partition listed, the
-   * stream's rate with lookups 0.95-0.99 x the scan's there and 1.27 x at 1/5; benchmarks.md
-   * section 3, "stop 43").
+   * stored record it no longer pays (records of 2 139 bytes: the sender's scan 1.15-1.33 x the
+   * lookups' time with 1/2 to 1/4 of the partition listed; the whole stream's rate by lookups
+   * 0.84-1.00 x the scan's there, 1.10-1.27 x at 1/5; benchmarks.md section 3, "stop 43").
    */
   static final long SCAN_RECORD_BYTES = 1536;
 

@@ -56,8 +56,8 @@ class ReplicaStoreTest {
   /**
    * The listed-read rule scans from the crossings measured for it (benchmarks.md, section 3, "stop
    * 43"): 1/16 of the partition for stored records up to 128 bytes, about 1/10 for 1 093 (where a
-   * whole stream crossed), 1/8 for 1 536, never past 1 536 (2 139: the lookups as fast or faster at
-   * every density) nor when the size is unknown.
+   * whole stream crossed), 1/8 for 1 536, never past 1 536 (at 2 139 a scan no longer paid) nor
+   * when the size is unknown.
    */
   @Test
   void listedRecordsAreScannedFromTheMeasuredCrossings() {
