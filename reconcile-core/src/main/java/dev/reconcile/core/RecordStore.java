@@ -230,6 +230,16 @@ public interface RecordStore {
     }
 
     /**
+     * True when {@link #nextRows} copies the store's rows as they are, without decoding or encoding
+     * a record, though it looks them up: a repair stream then sends its records as rows (in batches
+     * of {@link RepairConfig#batchRecords}, as looked-up records) where both sides offer them. A
+     * {@link #ranged} scan goes as rows whatever this says.
+     */
+    default boolean storedRows() {
+      return false;
+    }
+
+    /**
      * The next records appended to {@code out} as rows: at most {@code maxRecords}, and reading
      * stops once the rows' bytes in {@code out} ({@link RowBatches.Builder#bytes}: keys, rows and
      * their lengths) grew by {@code maxBytes} (so a batch may pass it by one row); returns how many

@@ -227,11 +227,12 @@ final class RepairExchange {
       if (src == null) {
         return false;
       }
-      if (ctx.rowBatches && (src.elements == null || src.scan.ranged())) {
-        // Rows: a bulk partition's, or a list the store filters in place (both read as stored
-        // rows); one batch per read, closed at the same caps as records. Looked-up records stay
-        // records: the store decoded them already, and rows would cost the sender an encoding,
-        // a value hash and a CRC per record (0.74 x at 64 KiB, benchmarks.md section 3).
+      if (ctx.rowBatches && (src.elements == null || src.scan.ranged() || src.scan.storedRows())) {
+        // Rows: a bulk partition's, a list the store filters in place, or a list it looks up and
+        // copies as stored (all read as stored rows); one batch per read, closed at the same caps
+        // as records. A store whose lookups decode records keeps records: rows would cost its
+        // sender an encoding, a value hash and a CRC per record (0.74 x at 64 KiB, benchmarks.md
+        // section 3, "stop 37").
         RowBatches.Builder rows =
             new RowBatches.Builder(
                 ctx.params.spec(), (int) Math.min(config.batchBytes() + (64 << 10), 1 << 30));

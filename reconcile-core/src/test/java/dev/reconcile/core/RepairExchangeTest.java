@@ -327,6 +327,15 @@ class RepairExchangeTest {
    * records.
    */
   private static RecordStore rangedLists(MemoryReplica source) {
+    return lists(source, true, false);
+  }
+
+  /**
+   * {@code source} as a store whose lists are read as {@code ranged} says and whose rows are copied
+   * as stored when {@code storedRows} ({@link RecordStore.PartitionScan#storedRows}, as the agent's
+   * store does for the lists it looks up).
+   */
+  private static RecordStore lists(MemoryReplica source, boolean ranged, boolean storedRows) {
     return new OverMemory(source) {
       @Override
       public PartitionScan scanListed(int partition, long[] elements) {
@@ -344,7 +353,12 @@ class RepairExchangeTest {
 
           @Override
           public boolean ranged() {
-            return true;
+            return ranged;
+          }
+
+          @Override
+          public boolean storedRows() {
+            return storedRows;
           }
 
           @Override
@@ -408,6 +422,58 @@ class RepairExchangeTest {
     assertThat(sizes.size()).isLessThan(40);
     // Rows a range scan read go as rows when both offered them, every batch.
     assertThat(rowFrames.get()).isEqualTo(rowBatches ? sizes.size() : 0);
+  }
+
+  /**
+   * A list the store looks up but copies as stored rows ({@link
+   * RecordStore.PartitionScan#storedRows}) goes as rows when both sides offer them, in batches of
+   * {@code batchRecords} like looked-up records; as records otherwise. Either way the peer ends up
+   * with exactly the missing records.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void aLookedUpListOfStoredRowsGoesAsRowsInLookupSizedBatches(boolean rowBatches) {
+    RepairConfig repair =
+        new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW).withRowBatches(rowBatches);
+    MemoryReplica source = filled(2000, 100);
+    MemoryReplica half = new MemoryReplica(PARAMS, ESTIMATORS);
+    source.forEach(
+        x -> {
+          if (new String(x.key(), StandardCharsets.UTF_8).hashCode() % 2 == 0) {
+            half.write(x);
+          }
+        });
+    int missing = source.size() - half.size();
+    List<Integer> sizes = new ArrayList<>();
+    AtomicInteger rowFrames = new AtomicInteger();
+    ReconcileSession i =
+        ReconcileSession.initiator(
+            config(repair), source.sketches(), lists(source, false, true), null);
+    ReconcileSession r =
+        ReconcileSession.responder(
+            SessionConfig.of("c", "right", 0).withRepair(repair), half.sketches(), half);
+    LocalRound.run(
+        i,
+        r,
+        e -> {
+          if (isBatch(e)) {
+            sizes.add(
+                e.hasRowBatch()
+                    ? e.getRowBatch().getCount()
+                    : e.getRecordBatch().getRecordsCount());
+          }
+          if (e.hasRowBatch()) {
+            rowFrames.incrementAndGet();
+          }
+          return e;
+        },
+        UnaryOperator.identity());
+    assertThat(i.succeeded()).as("%s", i.failure()).isTrue();
+    assertThat(contents(half)).isEqualTo(contents(source));
+    assertThat(sizes).allSatisfy(n -> assertThat(n).isBetween(1, 10));
+    assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(missing);
+    assertThat(rowFrames.get()).isEqualTo(rowBatches ? sizes.size() : 0);
+    assertThat(i.repairStats().rowBatchesSent()).isEqualTo(rowFrames.get());
   }
 
   @Test

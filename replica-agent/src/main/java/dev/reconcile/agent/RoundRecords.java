@@ -85,6 +85,11 @@ public final class RoundRecords implements RecordStore {
       }
 
       @Override
+      public boolean storedRows() {
+        return inner.storedRows();
+      }
+
+      @Override
       public int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
         int before = out.tombstones();
         int n = inner.nextRows(out, maxRecords, maxBytes);

@@ -62,6 +62,61 @@ class ConvergenceTest {
   }
 
   /**
+   * Listed records too large for a filtered scan (stored records of about 8 KiB, past {@code
+   * ReplicaStore.SCAN_RECORD_BYTES}) are looked up, and still travel as row batches both ways,
+   * copied as stored, when both agents offer them; as record batches when one does not. Either way
+   * the replicas converge, including a key whose versions differ.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void largeListedRecordsTravelAsRowsBothWays(boolean rowBatches) throws Exception {
+    try (AgentCluster c = new AgentCluster(dir)) {
+      ReplicaAgent a =
+          c.start("a", Map.of("partitions-log2", "1", "row-batches", String.valueOf(rowBatches)));
+      ReplicaAgent b = c.start("b", Map.of("partitions-log2", "1"));
+      SplittableRandom rnd = new SplittableRandom(8);
+      java.util.List<dev.reconcile.core.ReplicaRecord> common = new java.util.ArrayList<>();
+      long v = a.store().clock().now();
+      for (int i = 0; i < 200; i++) {
+        byte[] value = new byte[8192];
+        rnd.nextBytes(value);
+        common.add(new dev.reconcile.core.ReplicaRecord(b("big" + i), value, v, 7, false));
+      }
+      a.store().putAll(common);
+      b.store().putAll(common);
+      for (int i = 0; i < 30; i++) {
+        byte[] value = new byte[8192];
+        rnd.nextBytes(value);
+        a.store().put(b("onlyA" + i), value);
+      }
+      for (int i = 0; i < 20; i++) {
+        byte[] value = new byte[8192];
+        rnd.nextBytes(value);
+        b.store().put(b("onlyB" + i), value);
+      }
+      byte[] newer = new byte[8192];
+      rnd.nextBytes(newer);
+      b.store().put(b("big3"), newer); // b's version of a common key is the newer
+      RoundReport r = repair(a, b);
+      assertThat(r.ok).as(String.valueOf(r.error)).isTrue();
+      assertThat(r.bulkPartitions).isZero();
+      assertThat(r.recordsSent).isEqualTo(31); // 30 only on a, and a's older big3 (b keeps its own)
+      assertThat(r.recordsReceived).isEqualTo(21);
+      if (rowBatches) {
+        assertThat(r.rowBatchesSent).isPositive();
+        assertThat(r.rowBatchesReceived).isPositive();
+      } else {
+        assertThat(r.rowBatchesSent).isZero();
+        assertThat(r.rowBatchesReceived).isZero();
+      }
+      assertConverged(a, b);
+      assertThat(a.store().get(b("big3")).orElseThrow().value()).isEqualTo(newer);
+      assertThat(a.store().selfCheck().ok()).isTrue();
+      assertThat(b.store().selfCheck().ok()).isTrue();
+    }
+  }
+
+  /**
    * A new replica receives partitions of more than 4 MiB as ingested table files (PartitionIngest),
    * and with {@code bulk-ingest: false} through write batches: the same contents, sketches that
    * agree with the source's (the next round is all fast path) and a store whose index agrees with

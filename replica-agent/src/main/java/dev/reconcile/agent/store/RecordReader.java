@@ -8,6 +8,7 @@ import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -54,6 +55,32 @@ final class RecordReader {
    * skipped; an element shared by several keys yields all of them.
    */
   List<ReplicaRecord> recordsFor(int partition, long[] elements, long partitionRecords) {
+    Found found = rowsFor(partition, elements, partitionRecords);
+    List<ReplicaRecord> out = new ArrayList<>(found.size());
+    for (int i = 0; i < found.size(); i++) {
+      out.add(found.record(i));
+    }
+    return out;
+  }
+
+  /**
+   * The stored rows of what {@link #recordsFor} returns, not decoded: {@code keys.get(i)}, its row
+   * key {@code rows.get(i)} and stored value {@code values.get(i)}.
+   */
+  private record Found(List<byte[]> keys, List<byte[]> rows, List<byte[]> values) {
+    static final Found NONE = new Found(List.of(), List.of(), List.of());
+
+    int size() {
+      return keys.size();
+    }
+
+    ReplicaRecord record(int i) {
+      return decodeOrNull(keys.get(i), values.get(i)).toRecord();
+    }
+  }
+
+  /** See {@link Found}. */
+  private Found rowsFor(int partition, long[] elements, long partitionRecords) {
     s.checkPartition(partition);
     s.lifecycle.readLock().lock();
     try {
@@ -62,7 +89,11 @@ final class RecordReader {
       try (ReadOptions ro = new ReadOptions().setSnapshot(snap)) {
         List<byte[]> keys =
             keysOf(partition, elements, snap, IndexWalk.dense(elements.length, partitionRecords));
-        List<ReplicaRecord> out = new ArrayList<>(keys.size());
+        Found out =
+            new Found(
+                new ArrayList<>(keys.size()),
+                new ArrayList<>(keys.size()),
+                new ArrayList<>(keys.size()));
         for (int from = 0; from < keys.size(); from += ReplicaStore.BULK_BATCH) {
           List<byte[]> chunk =
               keys.subList(from, Math.min(keys.size(), from + ReplicaStore.BULK_BATCH));
@@ -81,9 +112,10 @@ final class RecordReader {
           List<byte[]> values =
               s.db.multiGetAsList(ro, Collections.nCopies(rows.size(), s.records), rows);
           for (int i = 0; i < chunk.size(); i++) {
-            Stored r = decodeOrNull(chunk.get(i), values.get(i));
-            if (r != null) {
-              out.add(r.toRecord());
+            if (values.get(i) != null) {
+              out.keys.add(chunk.get(i));
+              out.rows.add(rows.get(i));
+              out.values.add(values.get(i));
             }
           }
         }
@@ -96,6 +128,100 @@ final class RecordReader {
           "cannot read records of partition " + partition + ": " + e.getMessage(), e);
     } finally {
       s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * The records of {@code partition}'s listed {@code elements} by lookups ({@link #rowsFor}) a
+   * chunk of elements at a time, each chunk at its own snapshot: decoded ({@link
+   * RecordStore.PartitionScan#next}) or as the stored rows, checked and copied as they are ({@link
+   * RecordStore.PartitionScan#nextRows}), which a repair stream then sends as rows.
+   */
+  RecordStore.PartitionScan lookupListed(int partition, long[] elements, long partitionRecords) {
+    return new Lookups(partition, elements, partitionRecords);
+  }
+
+  /** See {@link #lookupListed}. Holds no native resource between calls. */
+  private final class Lookups implements RecordStore.PartitionScan {
+    private final int partition;
+    private final long[] elements;
+    private final long partitionRecords;
+    private final CRC32C crc = new CRC32C();
+
+    /** The next element to look up. */
+    private int offset;
+
+    /** The rows of the chunk looked up last; {@code [taken, size)} not returned yet. */
+    private Found found = Found.NONE;
+
+    private int taken;
+
+    Lookups(int partition, long[] elements, long partitionRecords) {
+      this.partition = partition;
+      this.elements = elements;
+      this.partitionRecords = partitionRecords;
+    }
+
+    /**
+     * Looks up the next at most {@code maxElements} elements, chunk after chunk, until one finds a
+     * record; false when the list is done and nothing is left.
+     */
+    private boolean fill(int maxElements) {
+      while (taken == found.size()) {
+        if (offset == elements.length) {
+          return false;
+        }
+        int k = Math.min(Math.max(1, maxElements), elements.length - offset);
+        found =
+            rowsFor(partition, Arrays.copyOfRange(elements, offset, offset + k), partitionRecords);
+        offset += k;
+        taken = 0;
+      }
+      return true;
+    }
+
+    /**
+     * As {@link RecordStore#scanListed}'s default: the records of the next at most {@code
+     * maxRecords} elements (more when elements are shared), after what a call of {@link #nextRows}
+     * left.
+     */
+    @Override
+    public List<ReplicaRecord> next(int maxRecords, long maxBytes) {
+      if (!fill(maxRecords)) {
+        return List.of();
+      }
+      List<ReplicaRecord> out = new ArrayList<>(found.size() - taken);
+      while (taken < found.size()) {
+        out.add(found.record(taken++));
+      }
+      return out;
+    }
+
+    @Override
+    public int nextRows(RowBatches.Builder out, int maxRecords, long maxBytes) {
+      int start = out.bytes();
+      int n = 0;
+      while (n < maxRecords && out.bytes() - start < maxBytes && fill(maxRecords - n)) {
+        byte[] row = found.rows.get(taken);
+        byte[] value = found.values.get(taken);
+        s.checkRow(row, row.length, value, value.length, crc);
+        out.addRow(row, RecordKeys.PREFIX, row.length - RecordKeys.PREFIX, value, 0, value.length);
+        taken++;
+        n++;
+      }
+      return n;
+    }
+
+    @Override
+    public boolean storedRows() {
+      return true;
+    }
+
+    @Override
+    public void close() {
+      found = Found.NONE;
+      taken = 0;
+      offset = elements.length;
     }
   }
 

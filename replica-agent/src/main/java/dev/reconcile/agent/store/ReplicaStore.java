@@ -388,7 +388,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   PartitionScan scanListed(int partition, long[] elements, boolean byScan) {
     return byScan
         ? reader.scanListed(partition, elements)
-        : RecordStore.super.scanListed(partition, elements);
+        : reader.lookupListed(partition, elements, sketches.fingerprint(partition).count());
   }
 
   /** Full scan of the records in key order (one implicit snapshot), validating each. */

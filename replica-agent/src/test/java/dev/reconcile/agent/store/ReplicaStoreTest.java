@@ -1009,6 +1009,11 @@ class ReplicaStoreTest {
         assertThat(drainRows(s.scanListed(p, half, byScan), params, p, 7, 1 << 20))
             .as("%s partition %d, every other element as rows, by scan %b", ctx, p, byScan)
             .containsExactlyInAnyOrderElementsOf(halfRecords);
+        assertThat(drainRows(s.scanListed(p, half, byScan), params, p, 1000, 1))
+            .as(
+                "%s partition %d, every other element as rows one a call, by scan %b",
+                ctx, p, byScan)
+            .containsExactlyInAnyOrderElementsOf(halfRecords);
         assertThat(drainScan(s.scanListed(p, absent, byScan), 7))
             .as("%s partition %d, absent elements only, by scan %b", ctx, p, byScan)
             .isEmpty();
