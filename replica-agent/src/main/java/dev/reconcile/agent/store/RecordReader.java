@@ -135,10 +135,12 @@ final class RecordReader {
    * The records of {@code partition}'s listed {@code elements} by lookups ({@link #rowsFor}) a
    * chunk of elements at a time, each chunk at its own snapshot: decoded ({@link
    * RecordStore.PartitionScan#next}) or as the stored rows, checked and copied as they are ({@link
-   * RecordStore.PartitionScan#nextRows}), which a repair stream then sends as rows.
+   * RecordStore.PartitionScan#nextRows}); a repair stream sends them as rows when {@code
+   * storedRows} ({@link RecordStore.PartitionScan#storedRows}).
    */
-  RecordStore.PartitionScan lookupListed(int partition, long[] elements, long partitionRecords) {
-    return new Lookups(partition, elements, partitionRecords);
+  RecordStore.PartitionScan lookupListed(
+      int partition, long[] elements, long partitionRecords, boolean storedRows) {
+    return new Lookups(partition, elements, partitionRecords, storedRows);
   }
 
   /** See {@link #lookupListed}. Holds no native resource between calls. */
@@ -146,6 +148,7 @@ final class RecordReader {
     private final int partition;
     private final long[] elements;
     private final long partitionRecords;
+    private final boolean storedRows;
     private final CRC32C crc = new CRC32C();
 
     /** The next element to look up. */
@@ -156,10 +159,11 @@ final class RecordReader {
 
     private int taken;
 
-    Lookups(int partition, long[] elements, long partitionRecords) {
+    Lookups(int partition, long[] elements, long partitionRecords, boolean storedRows) {
       this.partition = partition;
       this.elements = elements;
       this.partitionRecords = partitionRecords;
+      this.storedRows = storedRows;
     }
 
     /**
@@ -214,7 +218,7 @@ final class RecordReader {
 
     @Override
     public boolean storedRows() {
-      return true;
+      return storedRows;
     }
 
     @Override

@@ -369,15 +369,18 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   /**
    * The records of listed elements: a filtered range scan of the partition ({@link
    * RecordReader#scanListed}) for a list dense enough for the size of the records ({@link
-   * #listedByScan}), else lookups a chunk at a time.
+   * #listedByScan}), else lookups a chunk at a time ({@link RecordReader#lookupListed}), which a
+   * repair stream sends as stored rows while the records average at most {@link
+   * #LOOKED_UP_ROW_BYTES}.
    */
   @Override
   public PartitionScan scanListed(int partition, long[] elements) {
+    long average = averageRecordBytes();
     return scanListed(
         partition,
         elements,
-        listedByScan(
-            elements.length, sketches.fingerprint(partition).count(), averageRecordBytes()));
+        listedByScan(elements.length, sketches.fingerprint(partition).count(), average),
+        average);
   }
 
   /**
@@ -386,10 +389,28 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * tests that both read the same records).
    */
   PartitionScan scanListed(int partition, long[] elements, boolean byScan) {
+    return scanListed(partition, elements, byScan, averageRecordBytes());
+  }
+
+  private PartitionScan scanListed(
+      int partition, long[] elements, boolean byScan, long averageRecordBytes) {
     return byScan
         ? reader.scanListed(partition, elements)
-        : reader.lookupListed(partition, elements, sketches.fingerprint(partition).count());
+        : reader.lookupListed(
+            partition,
+            elements,
+            sketches.fingerprint(partition).count(),
+            averageRecordBytes <= LOOKED_UP_ROW_BYTES);
   }
+
+  /**
+   * Looked-up records travel as the stored rows they are ({@link
+   * RecordStore.PartitionScan#storedRows}) while the store's average stored record is at most this
+   * size, and as records past it. Measured in the stream bench against records (benchmarks.md
+   * section 3, "stop 43"): at 1 KiB the lists looked up ran 1.04-1.30 x (3 of 3 pairs), at 2 and 4
+   * KiB 1.01 and 1.02 x (not resolved), at 64 KiB 0.94 x (slower in 5 of 6 pairs).
+   */
+  static final long LOOKED_UP_ROW_BYTES = 4096;
 
   /** Full scan of the records in key order (one implicit snapshot), validating each. */
   public void forEachRecord(Consumer<ReplicaRecord> action) {
