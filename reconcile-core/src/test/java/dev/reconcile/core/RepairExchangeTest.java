@@ -380,48 +380,15 @@ class RepairExchangeTest {
   void aListReadByARangeScanGoesInBulkBatches(boolean rowBatches) {
     RepairConfig repair =
         new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW).withRowBatches(rowBatches);
-    MemoryReplica source = filled(2000, 100);
-    MemoryReplica half = new MemoryReplica(PARAMS, ESTIMATORS);
-    source.forEach(
-        x -> {
-          if (new String(x.key(), StandardCharsets.UTF_8).hashCode() % 2 == 0) {
-            half.write(x);
-          }
-        });
-    int missing = source.size() - half.size();
-    RecordStore ranged = rangedLists(source);
-    List<Integer> sizes = new ArrayList<>();
-    AtomicInteger rowFrames = new AtomicInteger();
-    ReconcileSession i =
-        ReconcileSession.initiator(config(repair), source.sketches(), ranged, null);
-    ReconcileSession r =
-        ReconcileSession.responder(
-            SessionConfig.of("c", "right", 0).withRepair(repair), half.sketches(), half);
-    LocalRound.run(
-        i,
-        r,
-        e -> {
-          if (isBatch(e)) {
-            sizes.add(
-                e.hasRowBatch()
-                    ? e.getRowBatch().getCount()
-                    : e.getRecordBatch().getRecordsCount());
-          }
-          if (e.hasRowBatch()) {
-            rowFrames.incrementAndGet();
-          }
-          return e;
-        },
-        UnaryOperator.identity());
-    assertThat(i.succeeded()).as("%s", i.failure()).isTrue();
-    assertThat(contents(half)).isEqualTo(contents(source));
+    ListsSent sent = sendListsToHalf(repair, RepairExchangeTest::rangedLists);
+    List<Integer> sizes = sent.sizes();
     assertThat(sizes).allSatisfy(n -> assertThat(n).isBetween(1, 40));
-    assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(missing);
+    assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(sent.missing());
     // About 1 000 records over 4 partitions: full batches of 40, so far fewer than 100 batches.
     assertThat(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow()).isEqualTo(40);
     assertThat(sizes.size()).isLessThan(40);
     // Rows a range scan read go as rows when both offered them, every batch.
-    assertThat(rowFrames.get()).isEqualTo(rowBatches ? sizes.size() : 0);
+    assertThat(sent.rowFrames()).isEqualTo(rowBatches ? sizes.size() : 0);
   }
 
   /**
@@ -435,6 +402,25 @@ class RepairExchangeTest {
   void aLookedUpListOfStoredRowsGoesAsRowsInLookupSizedBatches(boolean rowBatches) {
     RepairConfig repair =
         new RepairConfig(3, 10, 1 << 20, 40, 160, 3_600_000L, () -> NOW).withRowBatches(rowBatches);
+    ListsSent sent = sendListsToHalf(repair, source -> lists(source, false, true));
+    List<Integer> sizes = sent.sizes();
+    assertThat(sizes).allSatisfy(n -> assertThat(n).isBetween(1, 10));
+    assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(sent.missing());
+    assertThat(sent.rowFrames()).isEqualTo(rowBatches ? sizes.size() : 0);
+    assertThat(sent.initiator().repairStats().rowBatchesSent()).isEqualTo(sent.rowFrames());
+  }
+
+  /** What a round of {@link #sendListsToHalf} sent: batch sizes, row frames, the initiator. */
+  private record ListsSent(
+      List<Integer> sizes, int rowFrames, int missing, ReconcileSession initiator) {}
+
+  /**
+   * One round from a replica of 2 000 records, read through {@code lists} (its lists as that store
+   * reads them), to one that holds about half of them, with {@code repair}; checks that it
+   * succeeded and that the other replica then holds exactly the source's records.
+   */
+  private static ListsSent sendListsToHalf(
+      RepairConfig repair, java.util.function.Function<MemoryReplica, RecordStore> lists) {
     MemoryReplica source = filled(2000, 100);
     MemoryReplica half = new MemoryReplica(PARAMS, ESTIMATORS);
     source.forEach(
@@ -447,8 +433,7 @@ class RepairExchangeTest {
     List<Integer> sizes = new ArrayList<>();
     AtomicInteger rowFrames = new AtomicInteger();
     ReconcileSession i =
-        ReconcileSession.initiator(
-            config(repair), source.sketches(), lists(source, false, true), null);
+        ReconcileSession.initiator(config(repair), source.sketches(), lists.apply(source), null);
     ReconcileSession r =
         ReconcileSession.responder(
             SessionConfig.of("c", "right", 0).withRepair(repair), half.sketches(), half);
@@ -470,10 +455,7 @@ class RepairExchangeTest {
         UnaryOperator.identity());
     assertThat(i.succeeded()).as("%s", i.failure()).isTrue();
     assertThat(contents(half)).isEqualTo(contents(source));
-    assertThat(sizes).allSatisfy(n -> assertThat(n).isBetween(1, 10));
-    assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(missing);
-    assertThat(rowFrames.get()).isEqualTo(rowBatches ? sizes.size() : 0);
-    assertThat(i.repairStats().rowBatchesSent()).isEqualTo(rowFrames.get());
+    return new ListsSent(sizes, rowFrames.get(), missing, i);
   }
 
   @Test
