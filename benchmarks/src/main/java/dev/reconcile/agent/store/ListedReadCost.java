@@ -35,7 +35,10 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  *       RecordReader#scanListed}), which reads every row and copies the listed ones as rows ({@link
  *       PartitionScan#nextRows}, batches of 16 000 rows or 1 MiB, as the stream asks);
  *   <li><b>lookups</b>: the digest index walked for the listed elements, then the records read by
- *       key a chunk of 1 000 elements at a time ({@link PartitionScan#next}, as the stream asks).
+ *       key a chunk of 1 000 elements at a time, as the stream asks for them: copied as stored rows
+ *       ({@link PartitionScan#nextRows}) when the store sends its looked-up records as rows ({@link
+ *       PartitionScan#storedRows}: records of at most {@link ReplicaStore#LOOKED_UP_ROW_BYTES}),
+ *       decoded records ({@link PartitionScan#next}) otherwise.
  * </ul>
  *
  * For each value size a fresh store (the agent's sketch parameters, 16 partitions) is loaded with
@@ -44,8 +47,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * its elements is listed; each trial times both paths, in alternating order, from opening the scan
  * to its last batch; the medians of the trials are reported. Every trial's records are compared
  * with the truth (the keys of the listed elements, key by key); a mismatch ends the run with an
- * error. Not included: encoding the batches for the wire (a row batch for the scan, one message per
- * record for the lookups).
+ * error. Not included: encoding the batches for the wire (nothing more for rows, one message per
+ * record for decoded records).
  *
  * <pre>
  *   java -Xmx4g -cp benchmarks/target/benchmarks.jar dev.reconcile.agent.store.ListedReadCost \
@@ -258,10 +261,11 @@ public final class ListedReadCost {
     List<List<ReplicaRecord>> chunks = new ArrayList<>();
     long from = System.nanoTime();
     try (PartitionScan scan = store.scanListed(PARTITION, elements.clone(), byScan)) {
-      if (byScan) {
+      if (byScan || scan.storedRows()) {
+        int perBatch = byScan ? ROWS_PER_BATCH : LOOKUP_CHUNK;
         while (true) {
           RowBatches.Builder b = new RowBatches.Builder(spec, (int) BATCH_BYTES);
-          if (scan.nextRows(b, ROWS_PER_BATCH, BATCH_BYTES) == 0) {
+          if (scan.nextRows(b, perBatch, BATCH_BYTES) == 0) {
             break;
           }
           batches.add(b);
