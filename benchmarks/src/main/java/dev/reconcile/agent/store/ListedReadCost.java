@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -361,10 +362,6 @@ public final class ListedReadCost {
   }
 
   private static String hex(byte[] b) {
-    StringBuilder sb = new StringBuilder(b.length * 2);
-    for (byte x : b) {
-      sb.append(Character.forDigit((x >> 4) & 0xF, 16)).append(Character.forDigit(x & 0xF, 16));
-    }
-    return sb.toString();
+    return HexFormat.of().formatHex(b);
   }
 }

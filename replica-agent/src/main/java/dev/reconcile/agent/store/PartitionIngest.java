@@ -113,7 +113,8 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
    * (JMH {@code TableFileBenchmark}: 202 against 102 ms for 200 000 records; docs/decisions.md,
    * "block compression of loads").
    */
-  static final CompressionType COMPRESSION = CompressionType.LZ4_COMPRESSION;
+  static final CompressionType COMPRESSION =
+      StoreDb.COMPRESSION_PER_LEVEL.get(StoreDb.COMPRESSION_PER_LEVEL.size() - 1);
 
   private final StoreDb s;
   private final RecordWriter writer;

@@ -375,12 +375,10 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    */
   @Override
   public PartitionScan scanListed(int partition, long[] elements) {
+    long records = sketches.fingerprint(partition).count();
     long average = averageRecordBytes();
     return scanListed(
-        partition,
-        elements,
-        listedByScan(elements.length, sketches.fingerprint(partition).count(), average),
-        average);
+        partition, elements, listedByScan(elements.length, records, average), records, average);
   }
 
   /**
@@ -389,18 +387,16 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * tests that both read the same records).
    */
   PartitionScan scanListed(int partition, long[] elements, boolean byScan) {
-    return scanListed(partition, elements, byScan, averageRecordBytes());
+    return scanListed(
+        partition, elements, byScan, sketches.fingerprint(partition).count(), averageRecordBytes());
   }
 
   private PartitionScan scanListed(
-      int partition, long[] elements, boolean byScan, long averageRecordBytes) {
+      int partition, long[] elements, boolean byScan, long records, long averageRecordBytes) {
     return byScan
         ? reader.scanListed(partition, elements)
         : reader.lookupListed(
-            partition,
-            elements,
-            sketches.fingerprint(partition).count(),
-            averageRecordBytes <= LOOKED_UP_ROW_BYTES);
+            partition, elements, records, averageRecordBytes <= LOOKED_UP_ROW_BYTES);
   }
 
   /**
