@@ -10,6 +10,7 @@ import dev.reconcile.core.RoundProgress;
 import dev.reconcile.core.RowBatches;
 import dev.reconcile.core.SketchParams;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Objects;
@@ -17,7 +18,10 @@ import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import org.rocksdb.CompressionType;
+import org.rocksdb.Range;
+import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
+import org.rocksdb.Slice;
 import org.rocksdb.WriteBatch;
 
 /**
@@ -353,17 +357,55 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   }
 
   /**
-   * The records column family's bytes (table files and memtables) over its estimated key count:
-   * RocksDB's in-memory estimates, rough but free; {@code Long.MAX_VALUE} when unknown.
+   * The records column family's bytes over its estimated key count, from RocksDB's in-memory
+   * estimates (a few microseconds): its table files' size and its memtables' entries times the
+   * bytes of an entry ({@code getApproximateMemTableStats}), not the memory the memtables took. (A
+   * memtable takes memory in blocks of megabytes: counted so, as until stop 44, a thousand records
+   * of 100 B still in a memtable averaged 2 392 bytes and were read by lookups; benchmarks.md
+   * section 3, "stop 44".) {@code Long.MAX_VALUE} when unknown or the store is closing.
    */
   long averageRecordBytes() {
-    long files = rocksProperty("records", "rocksdb.total-sst-files-size");
-    long memtables = rocksProperty("records", "rocksdb.size-all-mem-tables");
-    long keys = rocksProperty("records", "rocksdb.estimate-num-keys");
-    if (files < 0 || memtables < 0 || keys <= 0) {
+    if (!s.lifecycle.readLock().tryLock()) {
       return Long.MAX_VALUE;
     }
-    return (files + memtables) / keys;
+    try (Slice start = new Slice(DigestKeys.partitionStart(0));
+        Slice limit = new Slice(rowsLimit(s.params.partitionsLog2()))) {
+      if (s.isClosed()) {
+        return Long.MAX_VALUE;
+      }
+      long files = s.db.getLongProperty(s.records, "rocksdb.total-sst-files-size");
+      long keys = s.db.getLongProperty(s.records, "rocksdb.estimate-num-keys");
+      long entries =
+          s.db.getLongProperty(s.records, "rocksdb.num-entries-active-mem-table")
+              + s.db.getLongProperty(s.records, "rocksdb.num-entries-imm-mem-tables");
+      // The stats count the entries by sampling the skip list; their bytes a sampled entry are
+      // exact, and so is the number of entries.
+      RocksDB.CountAndSize sampled =
+          s.db.getApproximateMemTableStats(s.records, new Range(start, limit));
+      long memtables = sampled.count > 0 ? entries * (sampled.size / sampled.count) : 0;
+      if (files < 0 || entries < 0 || keys <= 0) {
+        return Long.MAX_VALUE;
+      }
+      return (files + memtables) / keys;
+    } catch (RocksDBException e) {
+      return Long.MAX_VALUE;
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /**
+   * A row key past every record row of a store of {@code 2^partitionsLog2} partitions: the first
+   * partition it does not have, or (with all 2^16) eight 0xff bytes, past all but rows of partition
+   * 0xffff whose key starts with six 0xff bytes, which an estimate may leave out.
+   */
+  static byte[] rowsLimit(int partitionsLog2) {
+    if (partitionsLog2 < 16) {
+      return DigestKeys.partitionStart(1 << partitionsLog2);
+    }
+    byte[] limit = new byte[8];
+    Arrays.fill(limit, (byte) 0xff);
+    return limit;
   }
 
   /**
