@@ -331,7 +331,7 @@ final class RepairExchange {
     take(
         b.getPartition(),
         b.getBatchSeq(),
-        l -> l != null ? l.addRows(rows) : ctx.records.apply(rows.records()));
+        l -> l != null ? l.addRows(rows) : ctx.records.applyRows(rows));
     ctx.repair.rowBatchesReceived++;
     ctx.repair.recordsReceived += checked.size();
     ctx.repair.recordBytesReceived += b.getSerializedSize();

@@ -387,8 +387,11 @@ class RepairExchangeTest {
     // About 1 000 records over 4 partitions: full batches of 40, so far fewer than 100 batches.
     assertThat(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow()).isEqualTo(40);
     assertThat(sizes.size()).isLessThan(40);
-    // Rows a range scan read go as rows when both offered them, every batch.
+    // Rows a range scan read go as rows when both offered them, every batch, and the receiver
+    // applies them as rows (no record decoded and encoded again).
     assertThat(sent.rowFrames()).isEqualTo(rowBatches ? sizes.size() : 0);
+    assertThat(sent.appliedAsRows()).isEqualTo(rowBatches ? sent.missing() : 0);
+    assertThat(sent.appliedAsRecords()).isEqualTo(rowBatches ? 0 : sent.missing());
   }
 
   /**
@@ -408,11 +411,22 @@ class RepairExchangeTest {
     assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(sent.missing());
     assertThat(sent.rowFrames()).isEqualTo(rowBatches ? sizes.size() : 0);
     assertThat(sent.initiator().repairStats().rowBatchesSent()).isEqualTo(sent.rowFrames());
+    assertThat(sent.appliedAsRows()).isEqualTo(rowBatches ? sent.missing() : 0);
+    assertThat(sent.appliedAsRecords()).isEqualTo(rowBatches ? 0 : sent.missing());
   }
 
-  /** What a round of {@link #sendListsToHalf} sent: batch sizes, row frames, the initiator. */
+  /**
+   * What a round of {@link #sendListsToHalf} sent: batch sizes, row frames, the initiator; and how
+   * many records the receiving store was given as rows ({@link RecordStore#applyRows}) and as
+   * records ({@link RecordStore#apply}).
+   */
   private record ListsSent(
-      List<Integer> sizes, int rowFrames, int missing, ReconcileSession initiator) {}
+      List<Integer> sizes,
+      int rowFrames,
+      int missing,
+      ReconcileSession initiator,
+      int appliedAsRows,
+      int appliedAsRecords) {}
 
   /**
    * One round from a replica of 2 000 records, read through {@code lists} (its lists as that store
@@ -434,9 +448,25 @@ class RepairExchangeTest {
     AtomicInteger rowFrames = new AtomicInteger();
     ReconcileSession i =
         ReconcileSession.initiator(config(repair), source.sketches(), lists.apply(source), null);
+    AtomicInteger asRows = new AtomicInteger();
+    AtomicInteger asRecords = new AtomicInteger();
+    RecordStore receiver =
+        new OverMemory(half) {
+          @Override
+          public ApplyOutcome apply(List<ReplicaRecord> records) {
+            asRecords.addAndGet(records.size());
+            return half.apply(records);
+          }
+
+          @Override
+          public ApplyOutcome applyRows(RowBatches.Rows rows) {
+            asRows.addAndGet(rows.size());
+            return half.applyRows(rows);
+          }
+        };
     ReconcileSession r =
         ReconcileSession.responder(
-            SessionConfig.of("c", "right", 0).withRepair(repair), half.sketches(), half);
+            SessionConfig.of("c", "right", 0).withRepair(repair), half.sketches(), receiver);
     LocalRound.run(
         i,
         r,
@@ -455,7 +485,7 @@ class RepairExchangeTest {
         UnaryOperator.identity());
     assertThat(i.succeeded()).as("%s", i.failure()).isTrue();
     assertThat(contents(half)).isEqualTo(contents(source));
-    return new ListsSent(sizes, rowFrames.get(), missing, i);
+    return new ListsSent(sizes, rowFrames.get(), missing, i, asRows.get(), asRecords.get());
   }
 
   @Test
