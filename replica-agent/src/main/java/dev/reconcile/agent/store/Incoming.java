@@ -6,6 +6,7 @@ import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
 import java.util.Arrays;
 import java.util.List;
+import org.rocksdb.ColumnFamilyHandle;
 
 /**
  * A batch to apply ({@link RecordWriter}'s repair path), as records or as checked rows: what the
@@ -30,6 +31,15 @@ interface Incoming {
 
   /** The row to store for entry {@code i} ({@link RecordRow}), whose key is {@code key}. */
   byte[] storedRow(int i, byte[] key);
+
+  /** The length of {@link #storedRow}{@code (i, key)}, or more. */
+  long storedRowBound(int i);
+
+  /** Puts {@link #storedRow}{@code (i, key)} under {@code row} in {@code family} of {@code out}. */
+  default void putStoredRow(
+      WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key) {
+    out.put(family, row, storedRow(i, key));
+  }
 
   /** Records, their values hashed under the store's spec. */
   final class Records implements Incoming {
@@ -79,6 +89,12 @@ interface Incoming {
     @Override
     public long valueHash(int i) {
       return valueHashes[i];
+    }
+
+    @Override
+    public long storedRowBound(int i) {
+      ReplicaRecord r = records.get(i);
+      return (long) r.key().length + r.value().length + RecordRow.OVERHEAD;
     }
 
     @Override
@@ -141,6 +157,18 @@ interface Incoming {
     public byte[] storedRow(int i, byte[] key) {
       int from = rows.rowOffset(i);
       return Arrays.copyOfRange(a, from, from + rows.rowLength(i));
+    }
+
+    @Override
+    public long storedRowBound(int i) {
+      return rows.rowLength(i);
+    }
+
+    /** Copies the row from the batch's array straight into {@code out}. */
+    @Override
+    public void putStoredRow(
+        WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key) {
+      out.put(family, row, a, rows.rowOffset(i), rows.rowLength(i));
     }
   }
 }

@@ -44,6 +44,7 @@ final class RecordWriter {
   private final HybridClock clock;
   private final long origin;
   private final WriteBatch batch; // reused under the writer lock
+  private final WriteBatchRep rep = new WriteBatchRep(); // a repair's batches, under the lock
   private final AtomicLong recordCount;
   private final LongAdder localWrites = new LongAdder();
   private final LongAdder appliedRecords = new LongAdder();
@@ -460,7 +461,7 @@ final class RecordWriter {
   private void writeWinners(
       List<Slot> slots, Incoming incoming, long maxVersion, WriteOptions writeOptions)
       throws RocksDBException {
-    batch.clear();
+    rep.clear();
     List<Slot> written = new ArrayList<>(slots.size());
     for (Slot slot : slots) {
       if (!slot.changed || (slot.wExpired && slot.original == null)) {
@@ -481,26 +482,33 @@ final class RecordWriter {
     if (written.isEmpty()) {
       return;
     }
+    long bound = 64; // the clock's row
+    for (Slot slot : written) {
+      // Each of a slot's three rows: a tag, a family and two lengths (at most 16 bytes).
+      bound +=
+          48 + 3L * slot.row.length + (slot.wExpired ? 0 : incoming.storedRowBound(slot.winner));
+    }
+    rep.reserve(bound);
     for (Slot slot : written) { // in row order, as the slots (apply)
       if (slot.wExpired) {
         // Past the grace period: delete what it beats, store nothing (see the class comment).
-        batch.delete(s.records, slot.row);
+        rep.delete(s.records, slot.row);
       } else {
-        batch.put(s.records, slot.row, incoming.storedRow(slot.winner, slot.key));
+        incoming.putStoredRow(rep, s.records, slot.row, slot.winner, slot.key);
       }
     }
     written.sort(BY_DIGEST_ROW);
     for (Slot slot : written) {
       if (slot.original != null) {
-        batch.delete(s.digests, DigestKeys.of(slot.partition, slot.originalElement, slot.key));
+        rep.deleteDigest(s.digests, slot.partition, slot.originalElement, slot.key);
       }
       if (!slot.wExpired) {
-        batch.put(s.digests, DigestKeys.of(slot.partition, slot.newElement, slot.key), EMPTY);
+        rep.putDigest(s.digests, slot.partition, slot.newElement, slot.key);
       }
     }
     long hwm = Long.compareUnsigned(maxVersion, clock.last()) > 0 ? maxVersion : clock.last();
-    batch.put(s.meta, StoreMeta.CLOCK, longBytes(hwm));
-    commit(written.size(), writeOptions);
+    rep.put(s.meta, StoreMeta.CLOCK, longBytes(hwm));
+    commitRep(written.size(), writeOptions);
     for (int j = 0; j < slots.size(); j++) {
       Slot slot = slots.get(j);
       if (!slot.changed) {
@@ -537,9 +545,29 @@ final class RecordWriter {
   /** Writes the reused batch (under the writer lock); clears it whatever happens. */
   private void commit(int records, WriteOptions writeOptions) {
     try {
+      write(records, writeOptions, batch);
+    } finally {
+      batch.clear();
+    }
+  }
+
+  /**
+   * Writes the batch assembled in {@link #rep} (under the writer lock) in one JNI call; clears it
+   * whatever happens.
+   */
+  private void commitRep(int records, WriteOptions writeOptions) {
+    try (WriteBatch assembled = rep.toWriteBatch()) {
+      write(records, writeOptions, assembled);
+    } finally {
+      rep.clear();
+    }
+  }
+
+  private void write(int records, WriteOptions writeOptions, WriteBatch b) {
+    try {
       s.hooks.beforeCommit();
       s.faultInjector.beforeWrite(records);
-      s.db.write(writeOptions, batch);
+      s.db.write(writeOptions, b);
     } catch (RocksDBException e) {
       throw new StoreException(
           "write batch of "
@@ -548,8 +576,6 @@ final class RecordWriter {
               + e.getMessage()
               + " (store and sketches unchanged)",
           e);
-    } finally {
-      batch.clear();
     }
   }
 
