@@ -7,6 +7,7 @@ import dev.reconcile.core.RowBatches;
 import java.util.Arrays;
 import java.util.List;
 import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.RocksDBException;
 
 /**
  * A batch to apply ({@link RecordWriter}'s repair path), as records or as checked rows: what the
@@ -37,7 +38,8 @@ interface Incoming {
 
   /** Puts {@link #storedRow}{@code (i, key)} under {@code row} in {@code family} of {@code out}. */
   default void putStoredRow(
-      WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key) {
+      WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key)
+      throws RocksDBException {
     out.put(family, row, storedRow(i, key));
   }
 
@@ -167,7 +169,8 @@ interface Incoming {
     /** Copies the row from the batch's array straight into {@code out}. */
     @Override
     public void putStoredRow(
-        WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key) {
+        WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key)
+        throws RocksDBException {
       out.put(family, row, a, rows.rowOffset(i), rows.rowLength(i));
     }
   }

@@ -44,7 +44,7 @@ final class RecordWriter {
   private final HybridClock clock;
   private final long origin;
   private final WriteBatch batch; // reused under the writer lock
-  private final WriteBatchRep rep = new WriteBatchRep(); // a repair's batches, under the lock
+  private final WriteBatchRep rep; // a repair's batches, under the writer lock
   private final AtomicLong recordCount;
   private final LongAdder localWrites = new LongAdder();
   private final LongAdder appliedRecords = new LongAdder();
@@ -60,6 +60,7 @@ final class RecordWriter {
     this.clock = clock;
     this.origin = origin;
     this.batch = s.own(new WriteBatch());
+    this.rep = new WriteBatchRep(batch);
     this.recordCount = new AtomicLong(sketches.rebuiltRecords());
   }
 
@@ -461,7 +462,6 @@ final class RecordWriter {
   private void writeWinners(
       List<Slot> slots, Incoming incoming, long maxVersion, WriteOptions writeOptions)
       throws RocksDBException {
-    rep.clear();
     List<Slot> written = new ArrayList<>(slots.size());
     for (Slot slot : slots) {
       if (!slot.changed || (slot.wExpired && slot.original == null)) {
@@ -488,7 +488,7 @@ final class RecordWriter {
       bound +=
           48 + 3L * slot.row.length + (slot.wExpired ? 0 : incoming.storedRowBound(slot.winner));
     }
-    rep.reserve(bound);
+    rep.begin(bound);
     for (Slot slot : written) { // in row order, as the slots (apply)
       if (slot.wExpired) {
         // Past the grace period: delete what it beats, store nothing (see the class comment).
@@ -556,10 +556,17 @@ final class RecordWriter {
    * whatever happens.
    */
   private void commitRep(int records, WriteOptions writeOptions) {
-    try (WriteBatch assembled = rep.toWriteBatch()) {
-      write(records, writeOptions, assembled);
+    try {
+      if (rep.rowByRow()) {
+        write(records, writeOptions, batch);
+      } else {
+        try (WriteBatch assembled = rep.toWriteBatch()) {
+          write(records, writeOptions, assembled);
+        }
+      }
     } finally {
       rep.clear();
+      batch.clear();
     }
   }
 

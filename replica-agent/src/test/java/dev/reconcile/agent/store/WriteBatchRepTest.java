@@ -22,9 +22,9 @@ import org.rocksdb.WriteOptions;
 
 /**
  * {@link WriteBatchRep} builds the bytes RocksDB's own {@link WriteBatch} builds for the same puts
- * and deletes, and RocksDB writes them as such: keys and values of every length class of the
- * varints (1, 2 and 3 bytes), digest rows written in place, counts past one byte, and a batch past
- * the kept array.
+ * and deletes, assembled or row by row, and RocksDB writes them as such: keys and values of every
+ * length class of the varints (1, 2 and 3 bytes), digest rows written in place, counts past one
+ * byte, and a batch past the kept array.
  */
 class WriteBatchRepTest {
   @TempDir Path dir;
@@ -37,11 +37,17 @@ class WriteBatchRepTest {
     try (DBOptions o =
             new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
         RocksDB db = open(o, handles);
-        WriteOptions wo = new WriteOptions()) {
+        WriteOptions wo = new WriteOptions();
+        WriteBatch direct = new WriteBatch()) {
       ColumnFamilyHandle records = handles.get(1);
       ColumnFamilyHandle digests = handles.get(2);
-      WriteBatchRep rep = new WriteBatchRep();
-      for (int round = 0; round < 3; round++) {
+      WriteBatchRep rep = new WriteBatchRep(direct);
+      for (int round = 0; round < 6; round++) {
+        // Rounds 0-2 assembled in the array (the bound is only a hint: the array grows), 3-5 row
+        // by row into the native batch.
+        boolean large = round >= 3;
+        rep.begin(large ? WriteBatchRep.KEPT_BYTES + 1L : 1 << 10);
+        assertThat(rep.rowByRow()).isEqualTo(large);
         try (WriteBatch expected = new WriteBatch()) {
           int n = 1 + rnd.nextInt(700);
           int[] valueLengths = {0, 1, 127, 128, 16_383, 16_384, 70_000};
@@ -76,10 +82,18 @@ class WriteBatchRepTest {
             }
           }
           assertThat(rep.count()).isEqualTo(n);
-          try (WriteBatch built = rep.toWriteBatch()) {
-            assertThat(built.count()).as("seed %d", seed).isEqualTo(n);
-            assertThat(built.data()).as("seed %d", seed).isEqualTo(expected.data());
-            db.write(wo, built);
+          if (large) {
+            assertThat(direct.count()).as("seed %d", seed).isEqualTo(n);
+            assertThat(direct.data()).as("seed %d", seed).isEqualTo(expected.data());
+            db.write(wo, direct);
+            direct.clear();
+          } else {
+            assertThat(direct.count()).isZero();
+            try (WriteBatch built = rep.toWriteBatch()) {
+              assertThat(built.count()).as("seed %d", seed).isEqualTo(n);
+              assertThat(built.data()).as("seed %d", seed).isEqualTo(expected.data());
+              db.write(wo, built);
+            }
           }
           rep.clear();
           assertThat(rep.count()).isZero();
@@ -90,21 +104,23 @@ class WriteBatchRepTest {
   }
 
   /**
-   * A batch reserved past the kept array fills an array of its own and is written whole; the next
-   * batch starts empty.
+   * A batch assembled past the kept array's size (its bound only a hint) is written whole; the next
+   * starts empty, and a batch given a large bound goes row by row and starts from an empty native
+   * batch even after one that failed before its write.
    */
   @Test
-  void aLargeReservedBatchIsWrittenWholeAndTheNextStartsEmpty() throws RocksDBException {
+  void batchesPastTheKeptArrayAreWrittenWhole() throws RocksDBException {
     List<ColumnFamilyHandle> handles = new ArrayList<>();
     try (DBOptions o =
             new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
         RocksDB db = open(o, handles);
-        WriteOptions wo = new WriteOptions()) {
+        WriteOptions wo = new WriteOptions();
+        WriteBatch direct = new WriteBatch()) {
       ColumnFamilyHandle records = handles.get(1);
-      WriteBatchRep rep = new WriteBatchRep();
+      WriteBatchRep rep = new WriteBatchRep(direct);
       byte[] value = new byte[64 << 10];
       int n = 2 * WriteBatchRep.KEPT_BYTES / value.length;
-      rep.reserve((long) n * (value.length + 32));
+      rep.begin(100); // an underestimate: the array grows
       for (int i = 0; i < n; i++) {
         value[0] = (byte) i;
         rep.put(records, key(i), value);
@@ -113,6 +129,7 @@ class WriteBatchRepTest {
         db.write(wo, built);
       }
       rep.clear();
+      rep.begin(16);
       rep.put(records, key(n), new byte[] {7});
       try (WriteBatch built = rep.toWriteBatch()) {
         assertThat(built.count()).isEqualTo(1);
@@ -124,6 +141,15 @@ class WriteBatchRepTest {
         assertThat(got[0]).isEqualTo((byte) i);
       }
       assertThat(db.get(records, key(n))).containsExactly(7);
+      // Row by row: a batch abandoned before its write leaves nothing for the next one.
+      rep.begin(WriteBatchRep.KEPT_BYTES + 1L);
+      rep.put(records, key(n + 1), value);
+      rep.begin(WriteBatchRep.KEPT_BYTES + 1L);
+      rep.put(records, key(n + 2), value);
+      assertThat(direct.count()).isEqualTo(1);
+      db.write(wo, direct);
+      assertThat(db.get(records, key(n + 1))).isNull();
+      assertThat(db.get(records, key(n + 2))).hasSize(value.length);
       handles.forEach(ColumnFamilyHandle::close);
     }
   }
@@ -135,7 +161,7 @@ class WriteBatchRepTest {
             new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
         RocksDB db = open(o, handles)) {
       assertThat(db.getDefaultColumnFamily().getID()).isZero();
-      WriteBatchRep rep = new WriteBatchRep();
+      WriteBatchRep rep = new WriteBatchRep(null);
       assertThatThrownBy(() -> rep.put(handles.get(0), key(1), key(2)))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("default column family");
