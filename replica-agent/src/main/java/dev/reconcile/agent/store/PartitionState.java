@@ -19,27 +19,32 @@ import java.util.concurrent.locks.ReentrantLock;
  * A partition's {@link PartitionSketch} behind its own monitor: the single writer updates it after
  * each committed batch; readers copy or fold under the same monitor.
  *
- * <h2>Deferred coded symbols</h2>
+ * <h2>Deferred updates</h2>
  *
- * Keeping the rateless prefix up to date is the largest part of the write path's sketch upkeep
- * (about 19 index steps per update at {@code M = 2^14}, each a serial square root; see {@code
- * CodedSymbols}). So the writer updates the fingerprint, estimator and tables at once, but only
- * queues the symbols' update (element, check hash, sign: 17 bytes) in a pending buffer of at most
- * {@link #PENDING} entries; {@link SymbolUpkeep}'s thread applies the buffers off the write path.
- * The symbols are linear, so the order of updates does not matter, only that every update is
- * applied before anyone reads them: every reader of the symbols ({@link #symbolsCopy}, {@link
- * #addSymbolsTo(SymbolSnapshot)}, {@link #copy}) applies what is pending first, under the monitor,
- * so it sees every write acknowledged before it exactly as if the updates were immediate.
+ * Keeping the sketch up to date is the write path's sketch upkeep, and the rateless prefix is its
+ * largest part (about 19 index steps per update at {@code M = 2^14}, each a serial square root; see
+ * {@code CodedSymbols}). So a writer only queues each update (element, sign, and room for its check
+ * hash) in a pending buffer of at most {@link #PENDING} entries, and {@link SymbolUpkeep}'s thread
+ * applies the buffers off the write path in two parts: the <em>large part</em> (fingerprint,
+ * estimator, the ladder's large tables) one update at a time, and the symbols with the small tables
+ * of the IBLT ladder ({@code IbltLadder}, "small tables") side by side. Until stop 44 every writer
+ * applied the large part itself (benchmarks.md section 3, "stop 44"); a partition load still does
+ * ({@link #addAllLargeNow}). The updates are linear, so their order does not matter, only that
+ * every update is applied before anyone reads: every reader applies what is pending of the part it
+ * reads first ({@link #fingerprint} and {@link #estimatorCopy} the large part; {@link
+ * #symbolsCopy}, {@link #addSymbolsTo(SymbolSnapshot)}, {@link #fold} and {@link #copy} both), so
+ * it sees every write acknowledged before it exactly as if the updates were immediate.
  *
- * <p>Locks: the monitor guards the sketch's other parts and the pending buffer; {@code symbolsLock}
- * guards the symbols. Anyone holding both takes the monitor first. The upkeep thread takes the
- * pending buffer and {@code symbolsLock} under the monitor, then releases the monitor and applies
- * the buffer holding only {@code symbolsLock}: writers go on meanwhile, and a reader that comes
- * next waits on {@code symbolsLock} until that buffer is in. A writer that finds the buffer full
- * applies it itself (the upkeep thread is behind: the write path then costs what it costs without
- * deferral, and memory stays bounded). The small tables of the IBLT ladder ({@code IbltLadder},
- * "small tables") are deferred the same way, with the same buffer: a fold applies what is pending
- * first, as every reader of the symbols does.
+ * <p>Locks: the monitor guards the pending buffer and the large part, which only a holder of the
+ * monitor changes, applying the updates queued without it (their large parts are a suffix of the
+ * queue). {@code symbolsLock} guards the symbols and small tables. Anyone holding both takes the
+ * monitor first. The upkeep thread applies the buffer's large parts and takes the buffer and {@code
+ * symbolsLock} under the monitor, then releases the monitor and applies the symbols holding only
+ * {@code symbolsLock}: writers go on meanwhile, and a reader of the symbols that comes next waits
+ * on {@code symbolsLock} until that buffer is in. A writer that finds the buffer full applies it
+ * itself (the upkeep thread is behind: the write path then costs what it costs without deferral,
+ * and memory stays bounded). Without a rateless prefix nothing is deferred: the writer updates the
+ * sketch under the monitor.
  *
  * <h2>Streams' snapshots, copied on write</h2>
  *
@@ -66,9 +71,10 @@ final class PartitionState {
   private final ReentrantLock symbolsLock = new ReentrantLock();
   private final Runnable wake; // null: symbols updated at once
   private long[] pendingX;
-  private long[] pendingC;
+  private long[] pendingC; // check hashes of pendingX[0, largeDone)
   private byte[] pendingD;
   private int pending;
+  private int largeDone; // pendingX[0, largeDone) are in the large part
   private final List<WeakReference<Owed>> owed = new ArrayList<>(2);
   private final int symbolCount;
 
@@ -100,23 +106,40 @@ final class PartitionState {
   }
 
   synchronized void add(long element) {
-    update(element, 1);
+    enqueue(element, 1, false);
   }
 
   synchronized void remove(long element) {
-    update(element, -1);
+    enqueue(element, -1, false);
   }
 
   /** Replaces {@code old} (when {@code hadOld}) by {@code neu}. */
   synchronized void replace(boolean hadOld, long old, long neu) {
     if (hadOld) {
-      update(old, -1);
+      enqueue(old, -1, false);
     }
-    update(neu, 1);
+    enqueue(neu, 1, false);
   }
 
-  /** Holding the monitor. */
-  private void update(long element, int delta) {
+  /**
+   * Adds {@code elements[0, n)} with their large part applied now, on the caller's thread, and only
+   * the symbols and small tables deferred: a partition load's writer ({@link
+   * RecordWriter#ingested}), which adds thousands of elements at once. Deferred whole, they made
+   * cold catch-ups run 0.88-0.96 x (benchmarks.md section 3, "stop 44").
+   */
+  void addAllLargeNow(long[] elements, int n) {
+    for (int i = 0; i < n; i++) {
+      synchronized (this) { // one at a time: the upkeep thread takes the buffer in between
+        enqueue(elements[i], 1, true);
+      }
+    }
+  }
+
+  /**
+   * Holding the monitor: queues an update, its large part applied now when {@code largeNow};
+   * applies it whole at once when nothing is deferred.
+   */
+  private void enqueue(long element, int delta, boolean largeNow) {
     if (wake == null) {
       beforeSymbolsChange();
       if (delta > 0) {
@@ -126,7 +149,6 @@ final class PartitionState {
       }
       return;
     }
-    long c = sketch.updateDeferringSymbols(element, delta);
     if (pendingX == null) {
       pendingX = new long[PENDING];
       pendingC = new long[PENDING];
@@ -134,27 +156,47 @@ final class PartitionState {
     } else if (pending == PENDING) {
       applyPendingHoldingMonitor();
     }
+    if (largeNow) {
+      applyLargeParts(); // keeps the applied ones a prefix of the queue
+      pendingC[pending] = sketch.updateDeferringSymbols(element, delta);
+    }
     pendingX[pending] = element;
-    pendingC[pending] = c;
     pendingD[pending] = (byte) delta;
-    if (++pending == WAKE_AT) {
+    pending++;
+    if (largeNow) {
+      largeDone = pending;
+    }
+    if (pending == WAKE_AT) {
       wake.run();
     }
   }
 
+  /**
+   * Holding the monitor: the large part (fingerprint, estimator, large tables) of the queued
+   * updates that do not have it yet, with their check hashes, which the symbols' part needs.
+   */
+  private void applyLargeParts() {
+    for (int i = largeDone; i < pending; i++) {
+      pendingC[i] = sketch.updateDeferringSymbols(pendingX[i], pendingD[i]);
+    }
+    largeDone = pending;
+  }
+
   /** Holding the monitor: applies the pending updates (after any the upkeep thread is applying). */
   private void applyPendingHoldingMonitor() {
+    applyLargeParts();
     symbolsLock.lock();
     try {
-      apply(pendingX, pendingC, pendingD, pending);
+      applySymbols(pendingX, pendingC, pendingD, pending);
       pending = 0;
+      largeDone = 0;
     } finally {
       symbolsLock.unlock();
     }
   }
 
-  /** Holding {@code symbolsLock}. */
-  private void apply(long[] xs, long[] cs, byte[] ds, int n) {
+  /** Holding {@code symbolsLock}: the symbols' and small tables' part of {@code n} updates. */
+  private void applySymbols(long[] xs, long[] cs, byte[] ds, int n) {
     beforeSymbolsChange();
     sketch.updateSymbolsAll(xs, cs, ds, n);
   }
@@ -243,6 +285,7 @@ final class PartitionState {
       if (n == 0) {
         return 0;
       }
+      applyLargeParts();
       xs = pendingX;
       cs = pendingC;
       ds = pendingD;
@@ -250,14 +293,20 @@ final class PartitionState {
       pendingC = null;
       pendingD = null;
       pending = 0;
+      largeDone = 0;
       symbolsLock.lock(); // before the monitor is released: see the class comment
     }
     try {
-      apply(xs, cs, ds, n);
+      applySymbols(xs, cs, ds, n);
     } finally {
       symbolsLock.unlock();
     }
     return n;
+  }
+
+  /** Queued updates whose large part is not applied yet (for tests). */
+  synchronized int pendingLargeParts() {
+    return pending - largeDone;
   }
 
   /** Symbol updates queued and not yet applied (for tests and metrics). */
@@ -265,11 +314,15 @@ final class PartitionState {
     return pending;
   }
 
+  /** The fingerprint, every write applied. */
   synchronized Fingerprint fingerprint() {
+    applyLargeParts();
     return sketch.fingerprint();
   }
 
+  /** A copy of the difference estimator, every write applied. */
   synchronized DifferenceEstimator estimatorCopy() {
+    applyLargeParts();
     return sketch.estimatorCopy();
   }
 
@@ -308,8 +361,10 @@ final class PartitionState {
   /** Holding the monitor and {@code symbolsLock}. */
   private void applyPendingIfAny() {
     if (pending > 0) {
-      apply(pendingX, pendingC, pendingD, pending);
+      applyLargeParts();
+      applySymbols(pendingX, pendingC, pendingD, pending);
       pending = 0;
+      largeDone = 0;
     }
   }
 

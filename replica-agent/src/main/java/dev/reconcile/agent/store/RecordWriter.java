@@ -537,9 +537,7 @@ final class RecordWriter {
     recordCount.addAndGet(n);
     appliedRecords.add(n);
     ingestedRecords.add(n);
-    for (int i = 0; i < n; i++) {
-      sketches.replace(partition, false, 0, elements[i]);
-    }
+    sketches.addAllLoaded(partition, elements, n);
   }
 
   /** Writes the reused batch (under the writer lock); clears it whatever happens. */

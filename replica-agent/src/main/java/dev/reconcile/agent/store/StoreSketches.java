@@ -194,6 +194,17 @@ final class StoreSketches implements PartitionSketches {
     }
   }
 
+  /**
+   * After a committed partition load: {@code elements[0, n)} were added, the large part of the
+   * sketch updated now ({@link PartitionState#addAllLargeNow}).
+   */
+  void addAllLoaded(int partition, long[] elements, int n) {
+    if (states != null) {
+      changes.addAndGet(n);
+      states[partition].addAllLargeNow(elements, n);
+    }
+  }
+
   /** After a committed purge: {@code element} is gone. */
   void remove(int partition, long element) {
     if (states != null) {

@@ -97,6 +97,31 @@ class PartitionStateTest {
           .isTrue();
       writeSame(seed + 400, 700, deferred, immediate);
       assertThat(deferred.copy().differencesFrom(immediate.copy())).as("seed %d", seed).isEmpty();
+      // The large part (fingerprint, estimator, large tables) is deferred too since stop 44:
+      // a reader of it applies the large parts pending, and leaves the symbols' part queued.
+      writeSame(seed + 500, 700, deferred, immediate);
+      assertThat(deferred.pendingLargeParts()).as("seed %d", seed).isPositive();
+      assertThat(deferred.fingerprint()).as("seed %d", seed).isEqualTo(immediate.fingerprint());
+      assertThat(deferred.pendingLargeParts()).isZero();
+      assertThat(deferred.pendingSymbolUpdates()).as("seed %d", seed).isPositive();
+      writeSame(seed + 600, 700, deferred, immediate);
+      assertThat(deferred.pendingLargeParts()).as("seed %d", seed).isPositive();
+      assertThat(deferred.estimatorCopy().toProto())
+          .as("seed %d", seed)
+          .isEqualTo(immediate.estimatorCopy().toProto());
+      assertThat(deferred.pendingLargeParts()).isZero();
+      // A load's elements have their large part applied as they are added, and the queued ones
+      // before them too.
+      writeSame(seed + 700, 300, deferred, immediate);
+      assertThat(deferred.pendingLargeParts()).as("seed %d", seed).isPositive();
+      long[] loaded = new SplittableRandom(seed).longs(900).toArray();
+      deferred.addAllLargeNow(loaded, loaded.length);
+      for (long x : loaded) {
+        immediate.add(x);
+      }
+      assertThat(deferred.pendingLargeParts()).as("seed %d", seed).isZero();
+      assertThat(deferred.pendingSymbolUpdates()).as("seed %d", seed).isPositive();
+      assertThat(deferred.copy().differencesFrom(immediate.copy())).as("seed %d", seed).isEmpty();
     }
   }
 
@@ -115,6 +140,8 @@ class PartitionStateTest {
                   for (int i = 0; i < 200; i++) {
                     CodedSymbols s = deferred.symbolsCopy();
                     assertThat(s.size()).isEqualTo(1 << 10);
+                    // The large part is applied by readers and the upkeep thread meanwhile.
+                    assertThat(deferred.fingerprint().count()).isNotNegative();
                   }
                 } catch (Throwable t) {
                   readerFailure.set(t);
@@ -128,6 +155,7 @@ class PartitionStateTest {
       assertThat(deferred.symbolsCopy().sameSymbols(immediate.symbolsCopy()))
           .as("seed %d", seed)
           .isTrue();
+      assertThat(deferred.copy().differencesFrom(immediate.copy())).as("seed %d", seed).isEmpty();
     }
   }
 
