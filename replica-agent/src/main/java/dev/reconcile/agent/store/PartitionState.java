@@ -39,9 +39,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * monitor changes, applying the updates queued without it (their large parts are a suffix of the
  * queue). {@code symbolsLock} guards the symbols and small tables. Anyone holding both takes the
  * monitor first. The upkeep thread applies the buffer's large parts and takes the buffer and {@code
- * symbolsLock} under the monitor, then releases the monitor and applies the symbols holding only
- * {@code symbolsLock}: writers go on meanwhile, and a reader of the symbols that comes next waits
- * on {@code symbolsLock} until that buffer is in. A writer that finds the buffer full applies it
+ * symbolsLock} under the monitor (a writer that comes meanwhile waits for those large parts, at
+ * most a buffer's), then releases the monitor and applies the symbols holding only {@code
+ * symbolsLock}: writers go on meanwhile, and a reader of the symbols that comes next waits on
+ * {@code symbolsLock} until that buffer is in. A writer that finds the buffer full applies it
  * itself (the upkeep thread is behind: the write path then costs what it costs without deferral,
  * and memory stays bounded). Without a rateless prefix nothing is deferred: the writer updates the
  * sketch under the monitor.

@@ -484,9 +484,10 @@ final class RecordWriter {
     }
     long bound = 64; // the clock's row
     for (Slot slot : written) {
-      // Each of a slot's three rows: a tag, a family and two lengths (at most 16 bytes).
+      // A slot's three rows (its record, its old and new digest rows): each a tag, a family and
+      // two lengths (at most 16 bytes), a digest row 8 bytes longer than the record's row key.
       bound +=
-          48 + 3L * slot.row.length + (slot.wExpired ? 0 : incoming.storedRowBound(slot.winner));
+          64 + 3L * slot.row.length + (slot.wExpired ? 0 : incoming.storedRowBound(slot.winner));
     }
     rep.begin(bound);
     for (Slot slot : written) { // in row order, as the slots (apply)

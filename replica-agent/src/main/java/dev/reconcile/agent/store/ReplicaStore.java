@@ -378,8 +378,8 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
       long entries =
           s.db.getLongProperty(s.records, "rocksdb.num-entries-active-mem-table")
               + s.db.getLongProperty(s.records, "rocksdb.num-entries-imm-mem-tables");
-      // The stats count the entries by sampling the skip list; their bytes a sampled entry are
-      // exact, and so is the number of entries.
+      // The stats count a range's entries by sampling the skip list, but their bytes an entry
+      // are the memtables' own average: times the exact count of entries from the properties.
       RocksDB.CountAndSize sampled =
           s.db.getApproximateMemTableStats(s.records, new Range(start, limit));
       long memtables = sampled.count > 0 ? entries * (sampled.size / sampled.count) : 0;

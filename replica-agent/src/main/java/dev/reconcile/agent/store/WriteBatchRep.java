@@ -122,19 +122,8 @@ final class WriteBatchRep {
       count++;
       return;
     }
-    int id = familyId(family);
-    int rowLength = DigestKeys.PREFIX + key.length;
-    ensure(1 + 5 + 5 + rowLength + 1);
-    buf[len++] = PUT_IN_FAMILY;
-    varint(id);
-    varint(rowLength);
-    buf[len] = (byte) (partition >>> 8);
-    buf[len + 1] = (byte) partition;
-    RecordCodec.putLong(buf, len + 2, element);
-    System.arraycopy(key, 0, buf, len + DigestKeys.PREFIX, key.length);
-    len += rowLength;
+    digestRow(PUT_IN_FAMILY, family, partition, element, key);
     buf[len++] = 0; // the empty value's length
-    count++;
   }
 
   void delete(ColumnFamilyHandle family, byte[] key) throws RocksDBException {
@@ -161,10 +150,19 @@ final class WriteBatchRep {
       count++;
       return;
     }
+    digestRow(DELETE_IN_FAMILY, family, partition, element, key);
+  }
+
+  /**
+   * A record of {@code tag} whose key is the digest row {@link DigestKeys#of}{@code (partition,
+   * element, key)}, written in place, with room for a one-byte value length after it.
+   */
+  private void digestRow(
+      byte tag, ColumnFamilyHandle family, int partition, long element, byte[] key) {
     int id = familyId(family);
     int rowLength = DigestKeys.PREFIX + key.length;
-    ensure(1 + 5 + 5 + rowLength);
-    buf[len++] = DELETE_IN_FAMILY;
+    ensure(1 + 5 + 5 + rowLength + 1);
+    buf[len++] = tag;
     varint(id);
     varint(rowLength);
     buf[len] = (byte) (partition >>> 8);
