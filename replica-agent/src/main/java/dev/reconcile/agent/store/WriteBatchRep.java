@@ -26,10 +26,12 @@ import org.rocksdb.WriteBatch;
  *     writes it)
  * </pre>
  *
- * <p>A batch whose rows are large (an upper bound past {@link #KEPT_BYTES}, given to {@link
- * #begin}) goes row by row into the native batch given at construction instead, as before stop 44:
- * a copy per row costs little beside a large value, and the array would be a fresh one of several
- * MiB a slice (assembled, the store's apply of 64 KiB values ran 0.92-0.96 x).
+ * <p>A batch of more bytes (an upper bound past {@link #KEPT_BYTES}, given to {@link #begin}) goes
+ * row by row into the native batch given at construction instead, as before stop 44: its rows are
+ * large (a slice holds at most 256 keys, a listed batch of large values a few dozen), a JNI call
+ * per row costs little beside them, and assembled they cost a copy of the whole batch more (the
+ * store's apply of 64 KiB values ran 0.92-0.96 x with 4 MiB here, the listed stream at 64 KiB
+ * 0.79-1.07 x).
  *
  * <p>{@code WriteBatchRepTest} checks byte for byte that a batch built here equals the one {@link
  * WriteBatch#put} and {@link WriteBatch#delete} build. Not thread-safe: the writer uses it under
@@ -41,8 +43,8 @@ final class WriteBatchRep {
   private static final byte DELETE_IN_FAMILY = 0x04;
   private static final byte[] EMPTY = new byte[0];
 
-  /** Largest array kept between batches; a larger batch gets an array of its own size. */
-  static final int KEPT_BYTES = 4 << 20;
+  /** Most bytes of a batch assembled here (and of the array kept between batches). */
+  static final int KEPT_BYTES = 1 << 20;
 
   private final WriteBatch direct;
   private boolean rowByRow;
