@@ -195,7 +195,7 @@ final class WriteBatchRep {
     len = HEADER;
     count = 0;
     rowByRow = false;
-    if (buf.length > KEPT_BYTES) {
+    if (buf.length > HEADER + KEPT_BYTES) {
       buf = new byte[64 << 10];
     }
   }
