@@ -31,11 +31,19 @@ final class DigestKeys {
 
   static byte[] of(int partition, long element, byte[] key) {
     byte[] out = new byte[PREFIX + key.length];
-    out[0] = (byte) (partition >>> 8);
-    out[1] = (byte) partition;
-    RecordCodec.putLong(out, 2, element);
-    System.arraycopy(key, 0, out, PREFIX, key.length);
+    write(out, 0, partition, element, key);
     return out;
+  }
+
+  /**
+   * Writes the row key {@link #of}{@code (partition, element, key)} into {@code out} at {@code
+   * off}.
+   */
+  static void write(byte[] out, int off, int partition, long element, byte[] key) {
+    out[off] = (byte) (partition >>> 8);
+    out[off + 1] = (byte) partition;
+    RecordCodec.putLong(out, off + 2, element);
+    System.arraycopy(key, 0, out, off + PREFIX, key.length);
   }
 
   private static final int DIGIT_BITS = 11;

@@ -4,7 +4,6 @@ import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.RecordRow;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
-import java.util.Arrays;
 import java.util.List;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.RocksDBException;
@@ -30,18 +29,15 @@ interface Incoming {
 
   long valueHash(int i);
 
-  /** The row to store for entry {@code i} ({@link RecordRow}), whose key is {@code key}. */
-  byte[] storedRow(int i, byte[] key);
-
-  /** The length of {@link #storedRow}{@code (i, key)}, or more. */
+  /** The length of the row {@link #putStoredRow} stores for entry {@code i}, or more. */
   long storedRowBound(int i);
 
-  /** Puts {@link #storedRow}{@code (i, key)} under {@code row} in {@code family} of {@code out}. */
-  default void putStoredRow(
-      WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key)
-      throws RocksDBException {
-    out.put(family, row, storedRow(i, key));
-  }
+  /**
+   * Puts the row to store for entry {@code i} ({@link RecordRow}), whose key is {@code key}, under
+   * {@code row} in {@code family} of {@code out}.
+   */
+  void putStoredRow(WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key)
+      throws RocksDBException;
 
   /** Records, their values hashed under the store's spec. */
   final class Records implements Incoming {
@@ -100,10 +96,15 @@ interface Incoming {
     }
 
     @Override
-    public byte[] storedRow(int i, byte[] key) {
+    public void putStoredRow(
+        WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key)
+        throws RocksDBException {
       ReplicaRecord r = records.get(i);
-      return RecordCodec.encode(
-          key, r.version(), r.origin(), r.tombstone(), valueHashes[i], r.value());
+      out.put(
+          family,
+          row,
+          RecordCodec.encode(
+              key, r.version(), r.origin(), r.tombstone(), valueHashes[i], r.value()));
     }
   }
 
@@ -153,12 +154,6 @@ interface Incoming {
     @Override
     public long valueHash(int i) {
       return RecordRow.valueHash(a, rows.rowOffset(i));
-    }
-
-    @Override
-    public byte[] storedRow(int i, byte[] key) {
-      int from = rows.rowOffset(i);
-      return Arrays.copyOfRange(a, from, from + rows.rowLength(i));
     }
 
     @Override

@@ -365,30 +365,46 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * section 3, "stop 44".) {@code Long.MAX_VALUE} when unknown or the store is closing.
    */
   long averageRecordBytes() {
+    return readWhileOpen(
+        Long.MAX_VALUE,
+        () -> {
+          long files = s.db.getLongProperty(s.records, "rocksdb.total-sst-files-size");
+          long keys = s.db.getLongProperty(s.records, "rocksdb.estimate-num-keys");
+          long entries =
+              s.db.getLongProperty(s.records, "rocksdb.num-entries-active-mem-table")
+                  + s.db.getLongProperty(s.records, "rocksdb.num-entries-imm-mem-tables");
+          if (files < 0 || entries < 0 || keys <= 0) {
+            return Long.MAX_VALUE;
+          }
+          // The stats count a range's entries by sampling the skip list, but their bytes an
+          // entry are the memtables' own average: times the exact count of entries above.
+          RocksDB.CountAndSize sampled;
+          try (Slice start = new Slice(DigestKeys.partitionStart(0));
+              Slice limit = new Slice(rowsLimit(s.params.partitionsLog2()))) {
+            sampled = s.db.getApproximateMemTableStats(s.records, new Range(start, limit));
+          }
+          long memtables = sampled.count > 0 ? entries * (sampled.size / sampled.count) : 0;
+          return (files + memtables) / keys;
+        });
+  }
+
+  /** A read of RocksDB's in-memory state that may fail. */
+  private interface RocksRead {
+    long read() throws RocksDBException;
+  }
+
+  /**
+   * {@code read} while the store is open, or {@code fallback} when it is closing or closed, or when
+   * RocksDB fails the read; never waits for a closing store.
+   */
+  private long readWhileOpen(long fallback, RocksRead read) {
     if (!s.lifecycle.readLock().tryLock()) {
-      return Long.MAX_VALUE;
+      return fallback;
     }
-    try (Slice start = new Slice(DigestKeys.partitionStart(0));
-        Slice limit = new Slice(rowsLimit(s.params.partitionsLog2()))) {
-      if (s.isClosed()) {
-        return Long.MAX_VALUE;
-      }
-      long files = s.db.getLongProperty(s.records, "rocksdb.total-sst-files-size");
-      long keys = s.db.getLongProperty(s.records, "rocksdb.estimate-num-keys");
-      long entries =
-          s.db.getLongProperty(s.records, "rocksdb.num-entries-active-mem-table")
-              + s.db.getLongProperty(s.records, "rocksdb.num-entries-imm-mem-tables");
-      // The stats count a range's entries by sampling the skip list, but their bytes an entry
-      // are the memtables' own average: times the exact count of entries from the properties.
-      RocksDB.CountAndSize sampled =
-          s.db.getApproximateMemTableStats(s.records, new Range(start, limit));
-      long memtables = sampled.count > 0 ? entries * (sampled.size / sampled.count) : 0;
-      if (files < 0 || entries < 0 || keys <= 0) {
-        return Long.MAX_VALUE;
-      }
-      return (files + memtables) / keys;
+    try {
+      return s.isClosed() ? fallback : read.read();
     } catch (RocksDBException e) {
-      return Long.MAX_VALUE;
+      return fallback;
     } finally {
       s.lifecycle.readLock().unlock();
     }
@@ -576,25 +592,17 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * not know the property. Reads in-memory counters only; never waits for a closing store.
    */
   public long rocksProperty(String columnFamily, String property) {
-    if (!s.lifecycle.readLock().tryLock()) {
-      return -1;
-    }
-    try {
-      if (s.isClosed()) {
-        return -1;
-      }
-      org.rocksdb.ColumnFamilyHandle cf =
-          switch (columnFamily) {
-            case "records" -> s.records;
-            case "digests" -> s.digests;
-            case "meta" -> s.meta;
-            default -> throw new IllegalArgumentException("no column family " + columnFamily);
-          };
-      return s.db.getLongProperty(cf, property);
-    } catch (org.rocksdb.RocksDBException e) {
-      return -1;
-    } finally {
-      s.lifecycle.readLock().unlock();
-    }
+    return readWhileOpen(
+        -1,
+        () -> {
+          org.rocksdb.ColumnFamilyHandle cf =
+              switch (columnFamily) {
+                case "records" -> s.records;
+                case "digests" -> s.digests;
+                case "meta" -> s.meta;
+                default -> throw new IllegalArgumentException("no column family " + columnFamily);
+              };
+          return s.db.getLongProperty(cf, property);
+        });
   }
 }

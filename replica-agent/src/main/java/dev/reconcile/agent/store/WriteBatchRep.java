@@ -167,10 +167,7 @@ final class WriteBatchRep {
     buf[len++] = tag;
     varint(id);
     varint(rowLength);
-    buf[len] = (byte) (partition >>> 8);
-    buf[len + 1] = (byte) partition;
-    RecordCodec.putLong(buf, len + 2, element);
-    System.arraycopy(key, 0, buf, len + DigestKeys.PREFIX, key.length);
+    DigestKeys.write(buf, len, partition, element, key);
     len += rowLength;
     count++;
   }
