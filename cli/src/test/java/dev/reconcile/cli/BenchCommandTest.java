@@ -143,6 +143,14 @@ class BenchCommandTest {
         double p50 = Double.parseDouble(row.get("p50_us"));
         assertThat(p50).as("row %s", row).isPositive();
         assertThat(Double.parseDouble(row.get("max_us"))).isGreaterThanOrEqualTo(p50);
+        // The put's own span is part of the latency from its due time, so never longer.
+        double putP50 = Double.parseDouble(row.get("put_p50_us"));
+        double putMax = Double.parseDouble(row.get("put_max_us"));
+        assertThat(putP50).as("row %s", row).isPositive().isLessThanOrEqualTo(p50);
+        assertThat(putMax)
+            .as("row %s", row)
+            .isGreaterThanOrEqualTo(Double.parseDouble(row.get("put_p99_us")))
+            .isLessThanOrEqualTo(Double.parseDouble(row.get("max_us")));
       }
     }
     for (Map<String, String> row : stream) {

@@ -503,12 +503,29 @@ public final class AgentBench {
     double p99 = Medians.quantile(us, 0.99);
     double p999 = Medians.quantile(us, 0.999);
     double max = Medians.max(us);
-    csv.row(records, valueBytes, trial, phase, us.length, p50, p99, p999, max);
+    double[] inPut = writes.serviceMicros(from, to);
+    double putP50 = Medians.quantile(inPut, 0.5);
+    double putP99 = Medians.quantile(inPut, 0.99);
+    double putMax = Medians.max(inPut);
+    csv.row(
+        records, valueBytes, trial, phase, us.length, p50, p99, p999, max, putP50, putP99, putMax);
     log.accept(
         String.format(
             "stream %,d x %,d B, trial %d, %s: %d local writes, latency p50 %.0f us, p99 %.0f us,"
-                + " p99.9 %.0f us, max %.0f us",
-            records, valueBytes, trial, phase, us.length, p50, p99, p999, max));
+                + " p99.9 %.0f us, max %.0f us; in the put itself p50 %.0f us, p99 %.0f us,"
+                + " max %.0f us",
+            records,
+            valueBytes,
+            trial,
+            phase,
+            us.length,
+            p50,
+            p99,
+            p999,
+            max,
+            putP50,
+            putP99,
+            putMax));
   }
 
   static Csv streamWritesCsv(Path out) {
@@ -522,7 +539,10 @@ public final class AgentBench {
         "p50_us",
         "p99_us",
         "p999_us",
-        "max_us");
+        "max_us",
+        "put_p50_us",
+        "put_p99_us",
+        "put_max_us");
   }
 
   static Csv streamCsv(Path out) {

@@ -16,7 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * kept per write, so that the caller can take the writes due within any window (the repair phase of
  * a round, an idle stretch before it). Every key it writes is of partition 0, so that the other
  * partitions stay as the round found them (a catch-up's partitions stay bulk) while its writes
- * still wait for the store's one writer lock like any.
+ * still wait for the store's one writer lock like any. Each put's own span (from its call to its
+ * return: the store's locks, read, write and sketch update) is kept too, so that a tail of the
+ * latency can be told apart from the writing thread waiting for a CPU to run on.
  */
 final class ForegroundWrites {
   private final LocalReplica replica;
@@ -25,6 +27,7 @@ final class ForegroundWrites {
   private final int valueBytes;
   private final long[] due;
   private final long[] latency;
+  private final long[] service;
   private final Thread thread;
   private volatile boolean stopping;
   private volatile Throwable failure;
@@ -46,6 +49,7 @@ final class ForegroundWrites {
     this.valueBytes = valueBytes;
     this.due = new long[maxWrites];
     this.latency = new long[maxWrites];
+    this.service = new long[maxWrites];
     SplittableRandom rnd = new SplittableRandom(seed);
     this.thread = new Thread(() -> run(rnd), "foreground-writes");
     thread.setDaemon(true);
@@ -63,9 +67,13 @@ final class ForegroundWrites {
           LockSupport.parkNanos(wait);
         }
         rnd.nextBytes(value);
-        replica.put(keyOfPartition0(i), value);
+        byte[] key = keyOfPartition0(i);
+        long called = System.nanoTime();
+        replica.put(key, value);
+        long done = System.nanoTime();
         due[i] = at;
-        latency[i] = System.nanoTime() - at;
+        latency[i] = done - at;
+        service[i] = done - called;
         n = i + 1;
       }
     } catch (Throwable t) {
@@ -103,11 +111,23 @@ final class ForegroundWrites {
    * ({@link System#nanoTime}); call after {@link #stop}.
    */
   double[] latencyMicros(long fromNanos, long toNanos) {
+    return micros(latency, fromNanos, toNanos);
+  }
+
+  /**
+   * The spans of the puts themselves in microseconds (call to return), sorted, of the writes due in
+   * {@code [fromNanos, toNanos)}; call after {@link #stop}.
+   */
+  double[] serviceMicros(long fromNanos, long toNanos) {
+    return micros(service, fromNanos, toNanos);
+  }
+
+  private double[] micros(long[] nanos, long fromNanos, long toNanos) {
     double[] out = new double[n];
     int k = 0;
     for (int i = 0; i < n; i++) {
       if (due[i] - fromNanos >= 0 && due[i] - toNanos < 0) {
-        out[k++] = latency[i] / 1e3;
+        out[k++] = nanos[i] / 1e3;
       }
     }
     double[] sorted = Arrays.copyOf(out, k);
