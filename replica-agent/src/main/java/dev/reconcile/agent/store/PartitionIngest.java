@@ -54,10 +54,15 @@ import org.rocksdb.WriteOptions;
  *       in memory (about 8 B + the key per record, at most {@link #CHUNK_RECORDS} records per
  *       chunk);
  *   <li>at the end of the chunk its digest rows are sorted into a second file;
- *   <li>under the writer lock: one iterator seek checks that [first, last] holds no record; a
- *       synced marker ({@code meta} row {@code ingest}: first and last row) is written; the records
- *       file, then the digests file are ingested; one write batch removes the marker and raises the
- *       clock high-water mark; the sketches take the elements.
+ *   <li>under the writer lock, one iterator seek checks that [first, last] holds no record and
+ *       reserves the range ({@link StoreDb#beginIngest}); then, without the lock, a synced marker
+ *       ({@code meta} row {@code ingest}: first and last row) is written and the records file, then
+ *       the digests file are ingested; under the lock again one write batch removes the marker and
+ *       raises the clock high-water mark, and the sketches take the elements. Meanwhile a writer of
+ *       a row in the range waits for the range to be released (it is empty, so only a key this
+ *       store lacks), and every other writer goes on: the fsyncs of the marker and of the ingested
+ *       files no longer hold up a client's put into another range (benchmarks.md section 3, "stop
+ *       45"). A self-check waits for any ingest to end, since it reads records and index as one.
  * </ol>
  *
  * A chunk whose range holds a record (a local write, or another round's load meanwhile) is read
@@ -477,15 +482,24 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   }
 
   /**
-   * Under the writer lock: ingests both files if the chunk's range holds no record; false when it
-   * does (nothing written).
+   * Ingests both files if the chunk's range holds no record; false when it does (nothing written).
+   * The check and the range's reservation are one step under the writer lock, and so is the end
+   * (marker removed, clock, sketches); the synced marker and the two ingests in between run without
+   * it, the range reserved: a writer of a row in the range waits for the end, any other goes on
+   * ({@link StoreDb#lockWriterOutsideIngest}).
    */
   private boolean ingest(Path digestsFile, long observed) throws RocksDBException {
-    s.writer.lock();
+    byte[] lastRow = RecordKeys.of(partition, lastKey);
+    s.ingest.lock();
     try {
-      byte[] lastRow = RecordKeys.of(partition, lastKey);
-      if (holdsRecord(firstRow, lastRow)) {
-        return false;
+      s.writer.lock();
+      try {
+        if (holdsRecord(firstRow, lastRow)) {
+          return false;
+        }
+        s.beginIngest(firstRow, lastRow);
+      } finally {
+        s.writer.unlock();
       }
       try (WriteOptions synced = new WriteOptions().setSync(true);
           IngestExternalFileOptions io =
@@ -497,21 +511,26 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           s.hooks.ingestStep(2);
           s.db.ingestExternalFile(s.digests, List.of(digestsFile.toString()), io);
           s.hooks.ingestStep(3);
+          s.writer.lock();
           try (WriteBatch done = new WriteBatch()) {
             clock.observe(observed);
             done.delete(s.meta, IngestMarker.ROW);
             done.put(s.meta, StoreMeta.CLOCK, longBytes(clock.last()));
             s.db.write(s.writeOptions, done);
+            writer.ingested(partition, elements, n);
+          } finally {
+            s.writer.unlock();
           }
         } catch (RocksDBException | RuntimeException e) {
           undoAfterFailure(e);
           throw e;
         }
+      } finally {
+        s.endIngest();
       }
-      writer.ingested(partition, elements, n);
       return true;
     } finally {
-      s.writer.unlock();
+      s.ingest.unlock();
     }
   }
 

@@ -95,12 +95,12 @@ final class RecordWriter {
       long keyHash = s.spec.keyHash(key);
       int p = s.partitionOf(keyHash);
       long valueHash = s.spec.valueHash(value);
+      byte[] row = RecordKeys.of(p, key);
       long asked = System.nanoTime();
       long locked = asked;
-      s.writer.lock();
+      s.lockWriterOutsideIngest(row);
       try {
         locked = System.nanoTime();
-        byte[] row = RecordKeys.of(p, key);
         Stored cur = decodeOrNull(key, s.db.get(s.records, row));
         long curElement = 0;
         if (cur != null) {
@@ -347,12 +347,16 @@ final class RecordWriter {
       }
     }
     long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
+    List<byte[]> rows = new ArrayList<>(slots.size());
+    for (Slot slot : slots) {
+      rows.add(slot.row);
+    }
     long asked = System.nanoTime();
     long locked = asked;
-    s.writer.lock();
+    s.lockWriterOutsideIngest(rows);
     try {
       locked = System.nanoTime();
-      readCurrent(slots);
+      readCurrent(slots, rows);
       int applied = 0;
       int stale = 0;
       int duplicate = 0;
@@ -431,12 +435,8 @@ final class RecordWriter {
     return out;
   }
 
-  /** Fills each slot's current record (under the writer lock). */
-  private void readCurrent(List<Slot> slots) throws RocksDBException {
-    List<byte[]> rows = new ArrayList<>(slots.size());
-    for (Slot slot : slots) {
-      rows.add(slot.row);
-    }
+  /** Fills each slot's current record (under the writer lock); {@code rows} are their rows. */
+  private void readCurrent(List<Slot> slots, List<byte[]> rows) throws RocksDBException {
     List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(rows.size(), s.records), rows);
     for (int j = 0; j < slots.size(); j++) {
       Slot slot = slots.get(j);
@@ -652,16 +652,16 @@ final class RecordWriter {
   }
 
   private int purgeBatch(List<byte[]> keys, long cutoffMillis) throws RocksDBException {
-    s.writer.lock();
+    int[] partitions = new int[keys.size()];
+    long[] keyHashes = new long[keys.size()];
+    List<byte[]> rows = new ArrayList<>(keys.size());
+    for (int i = 0; i < keys.size(); i++) {
+      keyHashes[i] = s.spec.keyHash(keys.get(i));
+      partitions[i] = s.partitionOf(keyHashes[i]);
+      rows.add(RecordKeys.of(partitions[i], keys.get(i)));
+    }
+    s.lockWriterOutsideIngest(rows);
     try {
-      int[] partitions = new int[keys.size()];
-      long[] keyHashes = new long[keys.size()];
-      List<byte[]> rows = new ArrayList<>(keys.size());
-      for (int i = 0; i < keys.size(); i++) {
-        keyHashes[i] = s.spec.keyHash(keys.get(i));
-        partitions[i] = s.partitionOf(keyHashes[i]);
-        rows.add(RecordKeys.of(partitions[i], keys.get(i)));
-      }
       List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(rows.size(), s.records), rows);
       batch.clear();
       long[] elements = new long[keys.size()];

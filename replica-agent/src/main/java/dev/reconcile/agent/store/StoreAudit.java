@@ -68,7 +68,8 @@ final class StoreAudit {
       throws RocksDBException {
     PartitionSketch maintained;
     Snapshot snap;
-    s.writer.lock();
+    // Not between an ingest's two files: records and index are read as one here.
+    s.lockWriterOutsideIngest((List<byte[]>) null);
     try {
       snap = s.db.getSnapshot();
       maintained = sketches.copy(p);

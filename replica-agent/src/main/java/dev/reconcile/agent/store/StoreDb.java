@@ -109,6 +109,23 @@ final class StoreDb {
   final ReentrantLock writer = new ReentrantLock(true);
 
   /**
+   * Held by a partition load from its range check to the end of its ingest ({@link
+   * PartitionIngest}): one ingest at a time, since its marker is one row. Taken before {@link
+   * #writer}, never while holding it.
+   */
+  final ReentrantLock ingest = new ReentrantLock();
+
+  /**
+   * The records-family rows {first, last} that an ingest in progress has checked empty and is
+   * filling, or null. Set and cleared under {@link #writer}; a writer that would touch a row in it
+   * waits until it is cleared ({@link #lockWriterOutsideIngest}), so the ingest needs the writer
+   * lock only for its check and its end, not for its synced marker and its two ingests.
+   */
+  private volatile byte[][] ingesting;
+
+  private final Object ingestEnded = new Object();
+
+  /**
    * Test-only faults ({@link ReplicaStore#faultInjector}); {@link FaultInjector#NONE} otherwise.
    */
   volatile FaultInjector faultInjector = FaultInjector.NONE;
@@ -138,6 +155,79 @@ final class StoreDb {
     this.recordsV1 = handles.size() > 4 ? handles.get(4) : null;
     this.writeOptions = own(new WriteOptions().setSync(options.syncWrites()));
     this.unsyncedWriteOptions = own(new WriteOptions());
+  }
+
+  /**
+   * Under {@link #writer} and {@link #ingest}: rows {@code [first, last]} of the records family are
+   * an ingest's until {@link #endIngest}.
+   */
+  void beginIngest(byte[] first, byte[] last) {
+    ingesting = new byte[][] {first, last};
+  }
+
+  /** Ends what {@link #beginIngest} began and wakes the writers waiting for it. */
+  void endIngest() {
+    synchronized (ingestEnded) {
+      ingesting = null;
+      ingestEnded.notifyAll();
+    }
+  }
+
+  /**
+   * Takes {@link #writer} at a moment when no ingest in progress holds any of {@code rows}
+   * (records-family rows, any order; all of them when {@code rows} is null: a caller that reads the
+   * store and its sketches as one, which an ingest between its two files would tell apart). Waiting
+   * for an ingest does not hold the lock, so the ingest can take it to end.
+   */
+  @SuppressWarnings("LockNotBeforeTry") // returns holding the lock, which its caller releases
+  void lockWriterOutsideIngest(List<byte[]> rows) {
+    while (true) {
+      writer.lock();
+      if (!meetsIngest(rows)) {
+        return;
+      }
+      writer.unlock();
+      awaitIngestEnd();
+    }
+  }
+
+  /** {@link #lockWriterOutsideIngest} of one row. */
+  void lockWriterOutsideIngest(byte[] row) {
+    lockWriterOutsideIngest(List.of(row));
+  }
+
+  private boolean meetsIngest(List<byte[]> rows) {
+    byte[][] range = ingesting;
+    if (range == null) {
+      return false;
+    }
+    if (rows == null) {
+      return true;
+    }
+    for (byte[] row : rows) {
+      if (Arrays.compareUnsigned(row, range[0]) >= 0
+          && Arrays.compareUnsigned(row, range[1]) <= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Waits (keeping an interrupt for later) until no ingest is in progress. */
+  private void awaitIngestEnd() {
+    boolean interrupted = false;
+    synchronized (ingestEnded) {
+      while (ingesting != null) {
+        try {
+          ingestEnded.wait();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Opens (creating when missing, unless read-only) the database of {@code options.dataDir()}. */

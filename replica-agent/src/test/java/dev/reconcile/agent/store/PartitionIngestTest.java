@@ -385,6 +385,151 @@ final class PartitionIngestTest {
     }
   }
 
+  /**
+   * Runs {@code action} at ingest step {@code step} (on the loading thread, the range reserved).
+   */
+  private static ReplicaStore.Hooks during(int step, Runnable action) {
+    return new ReplicaStore.Hooks() {
+      @Override
+      void ingestStep(int st) {
+        if (st == step) {
+          action.run();
+        }
+      }
+    };
+  }
+
+  /** Starts {@code work} on a thread and waits until it is blocked (waiting), at most 10 s. */
+  private static Thread startBlocked(Runnable work) {
+    Thread t = new Thread(work, "blocked-" + System.nanoTime());
+    t.start();
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(t.getState()).as("the thread waits for the ingest").isEqualTo(Thread.State.WAITING);
+    return t;
+  }
+
+  /**
+   * A client's put into another partition, and into the same partition outside the chunk's range,
+   * completes while an ingest is between its synced marker and its files: the ingest holds the
+   * writer lock only for its check and its end (with the lock held throughout, as before stop 45,
+   * the puts wait for the whole ingest and this fails).
+   */
+  @Test
+  void aClientWriteOutsideTheRangeGoesOnDuringAnIngest() throws InterruptedException {
+    List<ReplicaRecord> records = partitionRecords(31, 300, 20);
+    // A key of the partition that sorts before the chunk's first key: outside its range.
+    byte[] below = keyOfPartition(P, "a-");
+    assertThat(Arrays.compareUnsigned(below, records.get(0).key())).isNegative();
+    byte[] elsewhere = keyOfPartition(P + 1, "elsewhere-");
+    ReplicaStore[] store = new ReplicaStore[1];
+    boolean[] done = new boolean[2];
+    Thread[] client = new Thread[1];
+    int[] steps = {1, 2};
+    for (int step : steps) {
+      ReplicaStore.Hooks hooks =
+          during(
+              step,
+              () -> {
+                Thread t =
+                    new Thread(
+                        () -> {
+                          store[0].put(elsewhere, bytes("client-" + step));
+                          store[0].put(below, bytes("client-" + step));
+                        });
+                t.start();
+                try {
+                  t.join(10_000);
+                } catch (InterruptedException e) {
+                  throw new AssertionError(e);
+                }
+                done[step - 1] = !t.isAlive();
+                client[0] = t;
+              });
+      try (ReplicaStore s = open(tmp.resolve("o" + step), hooks)) {
+        store[0] = s;
+        try (RecordStore.PartitionLoad load = ingest(s, P)) {
+          load.add(records);
+          assertThat(load.finish().applied()).isEqualTo(records.size());
+        }
+        client[0].join(); // before stop 45 it ended only after the ingest
+        assertThat(done[step - 1])
+            .as("the puts of step %d finished during the ingest", step)
+            .isTrue();
+        assertThat(s.get(elsewhere).orElseThrow().value()).isEqualTo(bytes("client-" + step));
+        assertThat(s.get(below).orElseThrow().value()).isEqualTo(bytes("client-" + step));
+        for (ReplicaRecord r : records) {
+          assertThat(s.get(r.key())).contains(r);
+        }
+        assertThat(s.recordCount()).isEqualTo(records.size() + 2);
+        assertThat(s.selfCheck().ok()).isTrue();
+      }
+    }
+  }
+
+  /**
+   * A client's put of a key in the chunk's range, while the ingest is between its files, waits for
+   * the ingest to end and then goes through the conflict rule against the ingested record: its
+   * newer version wins, nothing of it is lost, and the index agrees with the records; so does a
+   * repair batch's newer record of another key in the range ({@code apply}); a self-check started
+   * between the two files waits for the end too and finds the store whole.
+   */
+  @Test
+  void aWriteInTheRangeAndASelfCheckWaitForTheIngest() throws Exception {
+    List<ReplicaRecord> records = partitionRecords(33, 300, 20);
+    ReplicaRecord mid = records.get(150);
+    ReplicaRecord newer =
+        ReplicaRecord.of(records.get(100).key(), bytes("repaired"), HybridClock.version(NOW, 0), 9);
+    ReplicaStore[] store = new ReplicaStore[1];
+    Thread[] waiting = new Thread[3];
+    long[] version = new long[1];
+    boolean[] checked = new boolean[1];
+    ReplicaStore.Hooks hooks =
+        during(
+            2, // the records are in, their index rows not yet
+            () -> {
+              waiting[0] = startBlocked(() -> version[0] = store[0].put(mid.key(), bytes("local")));
+              waiting[1] = startBlocked(() -> checked[0] = store[0].selfCheck().ok());
+              waiting[2] = startBlocked(() -> store[0].apply(List.of(newer)));
+            });
+    try (ReplicaStore s = open(tmp.resolve("in"), hooks)) {
+      store[0] = s;
+      try (RecordStore.PartitionLoad load = ingest(s, P)) {
+        load.add(records);
+        assertThat(load.finish().applied()).isEqualTo(records.size());
+      }
+      for (Thread t : waiting) {
+        t.join();
+      }
+      assertThat(checked[0]).as("the self-check that waited").isTrue();
+      ReplicaRecord now = s.get(mid.key()).orElseThrow();
+      assertThat(now.value()).isEqualTo(bytes("local"));
+      assertThat(now.version()).isEqualTo(version[0]).isGreaterThan(mid.version());
+      assertThat(s.get(newer.key())).contains(newer);
+      for (ReplicaRecord r : records) {
+        if (!Arrays.equals(r.key(), mid.key()) && !Arrays.equals(r.key(), newer.key())) {
+          assertThat(s.get(r.key())).contains(r);
+        }
+      }
+      assertThat(s.recordCount()).isEqualTo(records.size());
+      assertThat(s.selfCheck().ok()).isTrue();
+      ReplicaStoreTest.assertIndexAgreesWithRecords(s, "after the ingest");
+      ReplicaStoreTest.assertEqualsMemorySketches(s, "after the ingest");
+    }
+  }
+
+  /** The first key {@code prefix + i} of {@code partition}. */
+  private static byte[] keyOfPartition(int partition, String prefix) {
+    for (int i = 0; ; i++) {
+      byte[] key = bytes(prefix + i);
+      if (HashSpec.partition(PARAMS.spec().keyHash(key), PARAMS.partitionsLog2()) == partition) {
+        return key;
+      }
+    }
+  }
+
   @Test
   void aRowOutOfOrderEndsTheChunkAndTheRestIsApplied() {
     List<ReplicaRecord> records = partitionRecords(15, 600, 20);
