@@ -511,19 +511,24 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           s.hooks.ingestStep(2);
           s.db.ingestExternalFile(s.digests, List.of(digestsFile.toString()), io);
           s.hooks.ingestStep(3);
-          s.writer.lock();
+        } catch (RocksDBException | RuntimeException e) {
+          undoAfterFailure(e);
+          throw e;
+        }
+        s.writer.lock();
+        try {
           try (WriteBatch done = new WriteBatch()) {
             clock.observe(observed);
             done.delete(s.meta, IngestMarker.ROW);
             done.put(s.meta, StoreMeta.CLOCK, longBytes(clock.last()));
             s.db.write(s.writeOptions, done);
-            writer.ingested(partition, elements, n);
-          } finally {
-            s.writer.unlock();
+          } catch (RocksDBException | RuntimeException e) {
+            undoAfterFailure(e);
+            throw e;
           }
-        } catch (RocksDBException | RuntimeException e) {
-          undoAfterFailure(e);
-          throw e;
+          writer.ingested(partition, elements, n);
+        } finally {
+          s.writer.unlock();
         }
       } finally {
         s.endIngest();

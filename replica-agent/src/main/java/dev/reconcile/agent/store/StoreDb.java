@@ -117,7 +117,8 @@ final class StoreDb {
 
   /**
    * The records-family rows {first, last} that an ingest in progress has checked empty and is
-   * filling, or null. Set and cleared under {@link #writer}; a writer that would touch a row in it
+   * filling, or null. Set under {@link #writer}, cleared when the ingest has ended (its last step
+   * under the lock, or its undo) and has released the lock; a writer that would touch a row in it
    * waits until it is cleared ({@link #lockWriterOutsideIngest}), so the ingest needs the writer
    * lock only for its check and its end, not for its synced marker and its two ingests.
    */
