@@ -69,7 +69,7 @@ final class StoreAudit {
     PartitionSketch maintained;
     Snapshot snap;
     // Not between an ingest's two files: records and index are read as one here.
-    s.lockWriterOutsideIngest((List<byte[]>) null);
+    s.lockWriterBetweenIngests();
     try {
       snap = s.db.getSnapshot();
       maintained = sketches.copy(p);

@@ -176,12 +176,29 @@ final class StoreDb {
 
   /**
    * Takes {@link #writer} at a moment when no ingest in progress holds any of {@code rows}
-   * (records-family rows, any order; all of them when {@code rows} is null: a caller that reads the
-   * store and its sketches as one, which an ingest between its two files would tell apart). Waiting
-   * for an ingest does not hold the lock, so the ingest can take it to end.
+   * (records-family rows, any order). Waiting for an ingest does not hold the lock, so the ingest
+   * can take it to end.
    */
-  @SuppressWarnings("LockNotBeforeTry") // returns holding the lock, which its caller releases
   void lockWriterOutsideIngest(List<byte[]> rows) {
+    lockWriterAvoiding(rows);
+  }
+
+  /** {@link #lockWriterOutsideIngest} of one row. */
+  void lockWriterOutsideIngest(byte[] row) {
+    lockWriterAvoiding(List.of(row));
+  }
+
+  /**
+   * Takes {@link #writer} at a moment when no ingest is in progress: for a caller that reads the
+   * records and the index as one, which an ingest between its two files would tell apart.
+   */
+  void lockWriterBetweenIngests() {
+    lockWriterAvoiding(null);
+  }
+
+  /** Takes {@link #writer} outside any ingest's range holding one of {@code rows} (null: any). */
+  @SuppressWarnings("LockNotBeforeTry") // returns holding the lock, which its caller releases
+  private void lockWriterAvoiding(List<byte[]> rows) {
     while (true) {
       writer.lock();
       if (!meetsIngest(rows)) {
@@ -190,11 +207,6 @@ final class StoreDb {
       writer.unlock();
       awaitIngestEnd();
     }
-  }
-
-  /** {@link #lockWriterOutsideIngest} of one row. */
-  void lockWriterOutsideIngest(byte[] row) {
-    lockWriterOutsideIngest(List.of(row));
   }
 
   private boolean meetsIngest(List<byte[]> rows) {

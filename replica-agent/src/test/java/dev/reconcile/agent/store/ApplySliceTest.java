@@ -368,10 +368,7 @@ class ApplySliceTest {
    * 30 ms more once it waits; returns it.
    */
   private static Thread startWaiting(Thread writer) {
-    writer.start();
-    while (writer.getState() != Thread.State.WAITING) {
-      Thread.onSpinWait();
-    }
+    Fixtures.startUntilWaiting(writer);
     try {
       Thread.sleep(30);
     } catch (InterruptedException e) {

@@ -49,6 +49,22 @@ public final class Fixtures {
     return out;
   }
 
+  /**
+   * Starts {@code thread} and returns it once it waits (parked on a lock or monitor); fails if it
+   * does not within 10 s.
+   */
+  static Thread startUntilWaiting(Thread thread) {
+    thread.start();
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (thread.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    if (thread.getState() != Thread.State.WAITING) {
+      throw new AssertionError(thread.getName() + " did not wait: " + thread.getState());
+    }
+    return thread;
+  }
+
   static byte[] bytes(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }

@@ -399,18 +399,6 @@ final class PartitionIngestTest {
     };
   }
 
-  /** Starts {@code work} on a thread and waits until it is blocked (waiting), at most 10 s. */
-  private static Thread startBlocked(Runnable work) {
-    Thread t = new Thread(work, "blocked-" + System.nanoTime());
-    t.start();
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (t.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
-    }
-    assertThat(t.getState()).as("the thread waits for the ingest").isEqualTo(Thread.State.WAITING);
-    return t;
-  }
-
   /**
    * A client's put into another partition, and into the same partition outside the chunk's range,
    * completes while an ingest is between its synced marker and its files: the ingest holds the
@@ -490,9 +478,14 @@ final class PartitionIngestTest {
         during(
             2, // the records are in, their index rows not yet
             () -> {
-              waiting[0] = startBlocked(() -> version[0] = store[0].put(mid.key(), bytes("local")));
-              waiting[1] = startBlocked(() -> checked[0] = store[0].selfCheck().ok());
-              waiting[2] = startBlocked(() -> store[0].apply(List.of(newer)));
+              waiting[0] =
+                  Fixtures.startUntilWaiting(
+                      new Thread(() -> version[0] = store[0].put(mid.key(), bytes("local"))));
+              waiting[1] =
+                  Fixtures.startUntilWaiting(
+                      new Thread(() -> checked[0] = store[0].selfCheck().ok()));
+              waiting[2] =
+                  Fixtures.startUntilWaiting(new Thread(() -> store[0].apply(List.of(newer))));
             });
     try (ReplicaStore s = open(tmp.resolve("in"), hooks)) {
       store[0] = s;
