@@ -326,6 +326,15 @@ final class BenchCommand implements Callable<Integer> {
   int streamWritesPerSecond = 0;
 
   @Option(
+      names = "--stream-keys",
+      description =
+          "stream: the keys of each trial's new records: clustered (s<trial>-<i>: a trial's records"
+              + " fall together in each partition's key order) or random (16 hex digits, a"
+              + " bijective mix of trial and i: spread over the whole key order)"
+              + " (default: ${DEFAULT-VALUE})")
+  String streamKeys = "clustered";
+
+  @Option(
       names = "--stream-set",
       paramLabel = "KEY=VALUE",
       description = "stream: extra agent config for both agents (repeatable)")
@@ -404,6 +413,10 @@ final class BenchCommand implements Callable<Integer> {
     if (streamWritesPerSecond < 0 || streamWritesPerSecond > 100_000) {
       throw new CliException("bench: --stream-writes-per-second must be in [0, 100000]");
     }
+    if (!streamKeys.equals("clustered") && !streamKeys.equals("random")) {
+      throw new CliException(
+          "bench: --stream-keys must be clustered or random, not '" + streamKeys + "'");
+    }
     if (merkleDepth < 1 || merkleDepth > 24) {
       throw new CliException("bench: --merkle-depth must be in [1, 24]");
     }
@@ -446,6 +459,7 @@ final class BenchCommand implements Callable<Integer> {
             streamLargeValueBytes,
             streamTrials,
             streamWritesPerSecond,
+            streamKeys.equals("random"),
             keyValues("--stream-set", streamSets),
             outDir,
             work,

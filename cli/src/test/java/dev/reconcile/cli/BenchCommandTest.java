@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.reconcile.cli.bench.AgentBench;
 import dev.reconcile.cli.bench.Csv;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -215,5 +218,68 @@ class BenchCommandTest {
     Cli.Result e = Cli.runProduction("bench", "--experiments", "speed", "--out", dir.toString());
     assertThat(e.status()).isEqualTo(2);
     assertThat(e.errLines()).singleElement().asString().contains("unknown experiment 'speed'");
+    Cli.Result k =
+        Cli.runProduction(
+            "bench",
+            "--experiments",
+            "stream",
+            "--stream-keys",
+            "sideways",
+            "--out",
+            dir.toString());
+    assertThat(k.status()).isEqualTo(2);
+    assertThat(k.errLines())
+        .singleElement()
+        .asString()
+        .contains("--stream-keys must be clustered or random, not 'sideways'");
+  }
+
+  @Test
+  void streamWithRandomKeysSendsEveryRecordAndSaysSo() throws Exception {
+    Path out = dir.resolve("random-keys");
+    Cli.Result r =
+        Cli.runProduction(
+            "bench",
+            "--experiments",
+            "stream",
+            "--out",
+            out.toString(),
+            "--stream-records",
+            "3000",
+            "--stream-large-records",
+            "4",
+            "--stream-trials",
+            "2",
+            "--stream-keys",
+            "random");
+    assertThat(r.status()).as("stderr: %s", r.err()).isZero();
+    // The bench fails a trial whose round sent other than the trial's records, so four rows are
+    // four rounds that each moved every new record.
+    List<Map<String, String>> trials = Csv.read(out.resolve("stream-trials.csv"));
+    assertThat(trials).hasSize(4);
+    for (Map<String, String> row : trials) {
+      assertThat(row.get("keys")).as("row %s", row).isEqualTo("random");
+    }
+    assertThat(trials.stream().map(m -> m.get("records_sent")))
+        .containsExactly("3000", "3000", "4", "4");
+  }
+
+  @Test
+  void randomStreamKeysAreDistinctAndSpreadOverTheKeyOrder() {
+    Set<String> seen = new HashSet<>();
+    int[] firstDigit = new int[16];
+    for (int t = 0; t < 3; t++) {
+      for (int i = 0; i < 100_000; i++) {
+        String k = new String(AgentBench.randomKey(t, i), StandardCharsets.UTF_8);
+        assertThat(k).hasSize(16).matches("[0-9a-f]{16}");
+        assertThat(seen.add(k)).as("trial %d, i %d: %s", t, i, k).isTrue();
+        firstDigit[Character.digit(k.charAt(0), 16)]++;
+      }
+    }
+    // 300 000 keys over 16 leading digits: 18 750 each if spread; clustered keys would put them
+    // all under one or two.
+    for (int d = 0; d < 16; d++) {
+      assertThat(firstDigit[d]).as("keys starting with %x", d).isBetween(17_500, 20_000);
+    }
   }
 }

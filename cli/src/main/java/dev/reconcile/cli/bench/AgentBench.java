@@ -354,7 +354,7 @@ public final class AgentBench {
   public static StreamRate stream(
       int records, int valueBytes, int trials, Path work, Csv csv, Consumer<String> log)
       throws Exception {
-    return stream(records, valueBytes, trials, work, csv, 0, null, Map.of(), log);
+    return stream(records, valueBytes, trials, work, csv, 0, null, false, Map.of(), log);
   }
 
   /**
@@ -362,8 +362,10 @@ public final class AgentBench {
    * receiver b at that rate ({@link ForegroundWrites}) through an idle second before each round and
    * through the round; the latencies of the writes due in the idle second and in the repair phase
    * go to {@code writesCsv}. The keys so written are of partition 0 and b's alone, so the next
-   * trial's round also sends them to a; trial 0's other partitions stay a catch-up's (bulk). {@code
-   * sets} are agent settings for both agents.
+   * trial's round also sends them to a; trial 0's other partitions stay a catch-up's (bulk). With
+   * {@code randomKeys} a trial's new keys are {@link #randomKey}s, spread over each partition's key
+   * order, instead of {@code s<trial>-<i>}, which fall together. {@code sets} are agent settings
+   * for both agents.
    */
   public static StreamRate stream(
       int records,
@@ -373,6 +375,7 @@ public final class AgentBench {
       Csv csv,
       int writesPerSecond,
       Csv writesCsv,
+      boolean randomKeys,
       Map<String, String> sets,
       Consumer<String> log)
       throws Exception {
@@ -392,7 +395,11 @@ public final class AgentBench {
         for (int i = 0; i < records; i++) {
           batch.add(
               new ReplicaRecord(
-                  key("s" + t + "-", i), value(rnd, valueBytes), version, origin, false));
+                  randomKeys ? randomKey(t, i) : key("s" + t + "-", i),
+                  value(rnd, valueBytes),
+                  version,
+                  origin,
+                  false));
           batchBytes += valueBytes;
           if (batch.size() == 10_000 || batchBytes >= (64L << 20)) {
             ra.putAll(batch);
@@ -459,7 +466,8 @@ public final class AgentBench {
             cpu == null ? -1 : Math.round(cpu.gcSeconds() * 1000),
             cpu == null ? -1 : Math.round(cpu.rocksDbSeconds() * 1000),
             cpu == null ? -1 : Math.round(cpu.otherSeconds() * 1000),
-            cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000));
+            cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000),
+            randomKeys ? "random" : "clustered");
         log.accept(
             String.format(
                 "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f"
@@ -561,7 +569,8 @@ public final class AgentBench {
         "gc_cpu_ms",
         "rocksdb_cpu_ms",
         "other_cpu_ms",
-        "wait_ms");
+        "wait_ms",
+        "keys");
   }
 
   // ------------------------------------------------------------------------------ helpers
@@ -688,6 +697,18 @@ public final class AgentBench {
 
   private static byte[] key(String prefix, long i) {
     return (prefix + i).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * A stream trial's key {@code i} spread over the whole key order: 16 hex digits of a bijective
+   * mix (SplitMix64's finalizer) of {@code trial} and {@code i}, so distinct for distinct pairs.
+   */
+  public static byte[] randomKey(int trial, int i) {
+    long z = ((long) trial << 32) | (i & 0xffffffffL);
+    z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+    z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+    z ^= z >>> 31;
+    return String.format("%016x", z).getBytes(StandardCharsets.UTF_8);
   }
 
   private static byte[] value(SplittableRandom rnd, int n) {

@@ -38,6 +38,7 @@ public final class Bench {
       int streamLargeValueBytes,
       int streamTrials,
       int streamWritesPerSecond,
+      boolean streamRandomKeys,
       Map<String, String> streamSets,
       Path out,
       Path work,
@@ -125,6 +126,7 @@ public final class Bench {
                   csv,
                   c.streamWritesPerSecond(),
                   writes,
+                  c.streamRandomKeys(),
                   c.streamSets(),
                   log));
         }
