@@ -71,6 +71,18 @@ final class StoreDb {
   static final List<CompressionType> COMPRESSION_PER_LEVEL =
       List.of(CompressionType.NO_COMPRESSION, CompressionType.LZ4_COMPRESSION);
 
+  /**
+   * The digest index's memtable: 16 MiB, a quarter of RocksDB's default, which the records keep. A
+   * repair batch's index rows are sorted, but their elements are hashes, so each row lands at a
+   * random place in the memtable's skip list, and the search for it walks nodes scattered over the
+   * whole memtable (a record's own row lands where its key's order puts it: near the batch's other
+   * rows when the keys are clustered, as the stream bench's are, anywhere when they are not). A
+   * smaller memtable keeps that list shallower and more of it in the CPU's caches; the price is
+   * four times the flushes of a column family of small rows, on RocksDB's background threads
+   * (benchmarks.md, section 3, "stop 46"; decisions.md, "a smaller memtable for the digest index").
+   */
+  static final long DIGEST_WRITE_BUFFER_BYTES = 16L << 20;
+
   static {
     RocksDbLibrary.load();
   }
@@ -286,6 +298,7 @@ final class StoreDb {
               .setCompressionPerLevel(COMPRESSION_PER_LEVEL)
               .useFixedLengthPrefixExtractor(DigestKeys.PREFIX)
               .setMemtablePrefixBloomSizeRatio(0.05)
+              .setWriteBufferSize(DIGEST_WRITE_BUFFER_BYTES)
               .setTableFormatConfig(digestTable(bloom).setBlockCache(cache));
       ColumnFamilyOptions metaOptions =
           own(natives, new ColumnFamilyOptions()).setTableFormatConfig(tableConfig(cache));
