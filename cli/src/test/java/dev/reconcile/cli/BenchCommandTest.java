@@ -160,6 +160,9 @@ class BenchCommandTest {
       assertThat(Double.parseDouble(row.get("records_per_s_median")))
           .as("row %s", row)
           .isPositive();
+      // A client wrote to b during the round: its writes of the trial may be on b alone, every
+      // other record on both.
+      assertThat(row.get("correct_trials")).as("row %s", row).isEqualTo("1");
     }
     // Each trial's CPU by thread group (Linux, where the suite runs): never the "unknown" -1, and
     // the agents' own threads did work in every round.
@@ -259,7 +262,11 @@ class BenchCommandTest {
     assertThat(trials).hasSize(4);
     for (Map<String, String> row : trials) {
       assertThat(row.get("keys")).as("row %s", row).isEqualTo("random");
+      assertThat(row.get("differing_records")).as("row %s", row).isEqualTo("0");
     }
+    assertThat(Csv.read(out.resolve("stream-summary.csv")))
+        .extracting(m -> m.get("correct_trials"))
+        .containsExactly("2", "2");
     assertThat(trials.stream().map(m -> m.get("records_sent")))
         .containsExactly("3000", "3000", "4", "4");
   }

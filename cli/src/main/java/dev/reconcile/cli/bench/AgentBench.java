@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -20,7 +21,9 @@ import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * Two real agents ({@link ReplicaAgent}: RocksDB, Vert.x, the peer protocol over TCP) on loopback
@@ -65,7 +68,8 @@ public final class AgentBench {
       int valueBytes,
       int trials,
       double recordsPerSecondMedian,
-      double megabytesPerSecondMedian) {}
+      double megabytesPerSecondMedian,
+      int correctTrials) {}
 
   // ------------------------------------------------------------------------------ latency
 
@@ -388,6 +392,8 @@ public final class AgentBench {
       long origin = LocalReplica.origin("loader");
       double[] rps = new double[trials];
       double[] mbps = new double[trials];
+      int correct = 0;
+      LocalReplica rb = LocalReplica.of(b);
       for (int t = 0; t < trials; t++) {
         long version = ra.newVersion();
         List<ReplicaRecord> batch = new ArrayList<>();
@@ -452,6 +458,19 @@ public final class AgentBench {
         }
         rps[t] = rep.recordsSent * 1000.0 / millis;
         mbps[t] = rep.recordBytesSent / 1e6 * 1000.0 / millis;
+        // Untimed: the round must have left b holding every record of a's, and a every record of
+        // b's but this trial's client writes (those during the round may come after its snapshot).
+        byte[] clientPrefix = ("w" + t + "-").getBytes(StandardCharsets.UTF_8);
+        long differing = differingRecords(ra, rb, k -> startsWith(k, clientPrefix));
+        if (differing == 0) {
+          correct++;
+        } else {
+          log.accept(
+              String.format(
+                  "stream %,d x %,d B, trial %d: %,d records differ between the replicas after"
+                      + " the round",
+                  records, valueBytes, t, differing));
+        }
         csv.row(
             records,
             valueBytes,
@@ -467,7 +486,8 @@ public final class AgentBench {
             cpu == null ? -1 : Math.round(cpu.rocksDbSeconds() * 1000),
             cpu == null ? -1 : Math.round(cpu.otherSeconds() * 1000),
             cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000),
-            randomKeys ? "random" : "clustered");
+            randomKeys ? "random" : "clustered",
+            differing);
         log.accept(
             String.format(
                 "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f"
@@ -490,7 +510,8 @@ public final class AgentBench {
                         cpu.otherSeconds(),
                         cpu.waitSeconds())));
       }
-      return new StreamRate(records, valueBytes, trials, Medians.of(rps), Medians.of(mbps));
+      return new StreamRate(
+          records, valueBytes, trials, Medians.of(rps), Medians.of(mbps), correct);
     } finally {
       wipe(dir);
     }
@@ -570,7 +591,45 @@ public final class AgentBench {
         "rocksdb_cpu_ms",
         "other_cpu_ms",
         "wait_ms",
-        "keys");
+        "keys",
+        "differing_records");
+  }
+
+  /**
+   * Records that tell {@code a} and {@code b} apart, compared record by record (key, value,
+   * version, origin, tombstone): each of {@code a}'s that {@code b} lacks or holds otherwise, and
+   * each of {@code b}'s that {@code a} lacks unless {@code bOnly} accepts its key. 0 when the two
+   * hold the same records but those.
+   */
+  static long differingRecords(LocalReplica a, LocalReplica b, Predicate<byte[]> bOnly) {
+    LongAdder differing = new LongAdder();
+    a.forEachRecord(
+        r -> {
+          Optional<ReplicaRecord> o = b.get(r.key());
+          if (o.isEmpty() || !sameRecord(r, o.get())) {
+            differing.increment();
+          }
+        });
+    b.forEachRecord(
+        r -> {
+          if (!bOnly.test(r.key()) && a.get(r.key()).isEmpty()) {
+            differing.increment();
+          }
+        });
+    return differing.sum();
+  }
+
+  static boolean sameRecord(ReplicaRecord x, ReplicaRecord y) {
+    return Arrays.equals(x.key(), y.key())
+        && Arrays.equals(x.value(), y.value())
+        && x.version() == y.version()
+        && x.origin() == y.origin()
+        && x.tombstone() == y.tombstone();
+  }
+
+  private static boolean startsWith(byte[] key, byte[] prefix) {
+    return key.length >= prefix.length
+        && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
   }
 
   // ------------------------------------------------------------------------------ helpers

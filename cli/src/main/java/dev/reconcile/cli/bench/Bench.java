@@ -141,14 +141,16 @@ public final class Bench {
               "value_bytes",
               "trials",
               "records_per_s_median",
-              "mb_per_s_median")) {
+              "mb_per_s_median",
+              "correct_trials")) {
         for (AgentBench.StreamRate s : stream) {
           sum.row(
               s.records(),
               s.valueBytes(),
               s.trials(),
               s.recordsPerSecondMedian(),
-              s.megabytesPerSecondMedian());
+              s.megabytesPerSecondMedian(),
+              s.correctTrials());
         }
       }
       files.add(c.out().resolve("stream-trials.csv"));
@@ -280,11 +282,13 @@ public final class Bench {
       b.append(
           String.format(
               Locale.ROOT,
-              "stream %d records x %d B: median %.0f records/s, %.1f MB/s%n",
+              "stream %d records x %d B: median %.0f records/s, %.1f MB/s, %d/%d correct%n",
               s.records(),
               s.valueBytes(),
               s.recordsPerSecondMedian(),
-              s.megabytesPerSecondMedian()));
+              s.megabytesPerSecondMedian(),
+              s.correctTrials(),
+              s.trials()));
     }
     for (DiffBench.Summary s : r.diff()) {
       b.append(

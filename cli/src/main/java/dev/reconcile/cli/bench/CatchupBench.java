@@ -493,7 +493,7 @@ public final class CatchupBench {
           r -> {
             seen.incrementAndGet();
             Optional<ReplicaRecord> s = src.get(r.key());
-            if (s.isEmpty() || !sameRecord(s.get(), r)) {
+            if (s.isEmpty() || !AgentBench.sameRecord(s.get(), r)) {
               differ.incrementAndGet();
             }
           });
@@ -502,14 +502,6 @@ public final class CatchupBench {
       }
       return differ.get();
     }
-  }
-
-  private static boolean sameRecord(ReplicaRecord a, ReplicaRecord b) {
-    return Arrays.equals(a.key(), b.key())
-        && Arrays.equals(a.value(), b.value())
-        && a.version() == b.version()
-        && a.origin() == b.origin()
-        && a.tombstone() == b.tombstone();
   }
 
   /** An agent process, stopped (SIGTERM, then SIGKILL after 30 s) by {@link #close()}. */
