@@ -619,7 +619,7 @@ public final class AgentBench {
     return differing.sum();
   }
 
-  static boolean sameRecord(ReplicaRecord x, ReplicaRecord y) {
+  private static boolean sameRecord(ReplicaRecord x, ReplicaRecord y) {
     return Arrays.equals(x.key(), y.key())
         && Arrays.equals(x.value(), y.value())
         && x.version() == y.version()

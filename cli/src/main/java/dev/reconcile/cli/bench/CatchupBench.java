@@ -27,7 +27,6 @@ import java.util.OptionalDouble;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -479,28 +478,15 @@ public final class CatchupBench {
   }
 
   /**
-   * Records of the new replica that differ from the source's, plus the difference in counts: 0 when
-   * the two stores hold the same records.
+   * Records that tell the new replica and the source apart ({@link AgentBench#differingRecords}): 0
+   * when the two stores hold the same records.
    */
   private static long compare(Config c, Path source, String newNode, Path target) {
     // Read-only: with a warm source its agent still holds the store.
     try (LocalReplica src =
             LocalReplica.openReadOnly(AgentConfig.fromMap(settings(c, "source", source)));
         LocalReplica dst = LocalReplica.open(AgentConfig.fromMap(settings(c, newNode, target)))) {
-      AtomicLong differ = new AtomicLong(Math.abs(src.recordCount() - dst.recordCount()));
-      AtomicLong seen = new AtomicLong();
-      dst.forEachRecord(
-          r -> {
-            seen.incrementAndGet();
-            Optional<ReplicaRecord> s = src.get(r.key());
-            if (s.isEmpty() || !AgentBench.sameRecord(s.get(), r)) {
-              differ.incrementAndGet();
-            }
-          });
-      if (seen.get() != src.recordCount()) {
-        differ.incrementAndGet();
-      }
-      return differ.get();
+      return AgentBench.differingRecords(src, dst, key -> false);
     }
   }
 

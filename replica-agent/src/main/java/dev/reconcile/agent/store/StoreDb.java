@@ -79,7 +79,7 @@ final class StoreDb {
    * rows when the keys are clustered, as the stream bench's are, anywhere when they are not). A
    * smaller memtable keeps that list shallower and more of it in the CPU's caches; the price is
    * four times the flushes of a column family of small rows, on RocksDB's background threads
-   * (benchmarks.md, section 3, "stop 46"; decisions.md, "a smaller memtable for the digest index").
+   * (benchmarks.md, section 3, "stop 46"; decisions.md, "write buffers").
    */
   static final long DIGEST_WRITE_BUFFER_BYTES = 16L << 20;
 
