@@ -14,6 +14,7 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * A partition's {@link PartitionSketch} behind its own monitor: the single writer updates it after
@@ -35,17 +36,21 @@ import java.util.concurrent.locks.ReentrantLock;
  * #symbolsCopy}, {@link #addSymbolsTo(SymbolSnapshot)}, {@link #fold} and {@link #copy} both), so
  * it sees every write acknowledged before it exactly as if the updates were immediate.
  *
- * <p>Locks: the monitor guards the pending buffer and the large part, which only a holder of the
- * monitor changes, applying the updates queued without it (their large parts are a suffix of the
- * queue). {@code symbolsLock} guards the symbols and small tables. Anyone holding both takes the
- * monitor first. The upkeep thread applies the buffer's large parts and takes the buffer and {@code
- * symbolsLock} under the monitor (a writer that comes meanwhile waits for those large parts, at
- * most a buffer's), then releases the monitor and applies the symbols holding only {@code
- * symbolsLock}: writers go on meanwhile, and a reader of the symbols that comes next waits on
- * {@code symbolsLock} until that buffer is in. A writer that finds the buffer full applies it
- * itself (the upkeep thread is behind: the write path then costs what it costs without deferral,
- * and memory stays bounded). Without a rateless prefix nothing is deferred: the writer updates the
- * sketch under the monitor.
+ * <p>Locks: the monitor guards the pending buffer; {@code largeLock} guards the large part, {@code
+ * symbolsLock} the symbols and small tables. Anyone holding more than one takes them in that order
+ * (monitor, {@code largeLock}, {@code symbolsLock}). The upkeep thread takes the buffer, and {@code
+ * largeLock} (when the buffer holds updates without their large part) and {@code symbolsLock},
+ * under the monitor, then releases the monitor and applies the buffer's large parts, releases
+ * {@code largeLock}, applies the symbols and releases {@code symbolsLock}. So writers go on
+ * queueing meanwhile; a reader of the large part that comes next waits on {@code largeLock}, and
+ * one of the symbols on {@code symbolsLock}, until that buffer is in. Until stop 47 the upkeep
+ * thread applied the large parts holding the monitor, and a writer that came meanwhile waited for
+ * them (up to a buffer's, about 0.2 ms): without that wait a put's sketch overhead fell from
+ * 7.9-9.6 % to 0.7-4.7 % (benchmarks.md section 3, "stop 47"). A partition load holds {@code
+ * largeLock} for a chunk of {@link #LOAD_CHUNK} elements at a time. A writer that finds the buffer
+ * full applies it itself (the upkeep thread is behind: the write path then costs what it costs
+ * without deferral, and memory stays bounded). Without a rateless prefix nothing is deferred: the
+ * writer updates the sketch under the monitor.
  *
  * <h2>Streams' snapshots, copied on write</h2>
  *
@@ -68,8 +73,14 @@ final class PartitionState {
   /** Queued updates at which the writer wakes the upkeep thread. */
   static final int WAKE_AT = 256;
 
+  /**
+   * Elements of a partition load queued under one hold of the monitor ({@link #addAllLargeNow}).
+   */
+  static final int LOAD_CHUNK = 64;
+
   private final PartitionSketch sketch;
   private final ReentrantLock symbolsLock = new ReentrantLock();
+  private final ReentrantLock largeLock = new ReentrantLock();
   private final Runnable wake; // null: symbols updated at once
   private long[] pendingX;
   private long[] pendingC; // check hashes of pendingX[0, largeDone)
@@ -129,9 +140,18 @@ final class PartitionState {
    * cold catch-ups run 0.88-0.96 x (benchmarks.md section 3, "stop 44").
    */
   void addAllLargeNow(long[] elements, int n) {
-    for (int i = 0; i < n; i++) {
-      synchronized (this) { // one at a time: the upkeep thread takes the buffer in between
-        enqueue(elements[i], 1, true);
+    int i = 0;
+    while (i < n) {
+      int end = Math.min(n, i + LOAD_CHUNK);
+      synchronized (this) { // a chunk at a time: the upkeep thread takes the buffer in between
+        largeLock.lock();
+        try {
+          for (; i < end; i++) {
+            enqueue(elements[i], 1, true);
+          }
+        } finally {
+          largeLock.unlock();
+        }
       }
     }
   }
@@ -158,8 +178,13 @@ final class PartitionState {
       applyPendingHoldingMonitor();
     }
     if (largeNow) {
-      applyLargeParts(); // keeps the applied ones a prefix of the queue
-      pendingC[pending] = sketch.updateDeferringSymbols(element, delta);
+      largeLock.lock();
+      try {
+        applyLargeParts(); // keeps the applied ones a prefix of the queue
+        pendingC[pending] = sketch.updateDeferringSymbols(element, delta);
+      } finally {
+        largeLock.unlock();
+      }
     }
     pendingX[pending] = element;
     pendingD[pending] = (byte) delta;
@@ -177,10 +202,15 @@ final class PartitionState {
    * updates that do not have it yet, with their check hashes, which the symbols' part needs.
    */
   private void applyLargeParts() {
-    for (int i = largeDone; i < pending; i++) {
-      pendingC[i] = sketch.updateDeferringSymbols(pendingX[i], pendingD[i]);
+    largeLock.lock();
+    try {
+      for (int i = largeDone; i < pending; i++) {
+        pendingC[i] = sketch.updateDeferringSymbols(pendingX[i], pendingD[i]);
+      }
+      largeDone = pending;
+    } finally {
+      largeLock.unlock();
     }
-    largeDone = pending;
   }
 
   /** Holding the monitor: applies the pending updates (after any the upkeep thread is applying). */
@@ -281,12 +311,13 @@ final class PartitionState {
     long[] cs;
     byte[] ds;
     int n;
+    int from;
     synchronized (this) {
       n = pending;
       if (n == 0) {
         return 0;
       }
-      applyLargeParts();
+      from = largeDone;
       xs = pendingX;
       cs = pendingC;
       ds = pendingD;
@@ -295,9 +326,21 @@ final class PartitionState {
       pendingD = null;
       pending = 0;
       largeDone = 0;
-      symbolsLock.lock(); // before the monitor is released: see the class comment
+      if (from < n) {
+        largeLock.lock(); // both before the monitor is released: see the class comment
+      }
+      symbolsLock.lock();
     }
     try {
+      if (from < n) {
+        try {
+          for (int i = from; i < n; i++) {
+            cs[i] = sketch.updateDeferringSymbols(xs[i], ds[i]);
+          }
+        } finally {
+          largeLock.unlock();
+        }
+      }
       applySymbols(xs, cs, ds, n);
     } finally {
       symbolsLock.unlock();
@@ -329,13 +372,7 @@ final class PartitionState {
 
   /** A copy of the coded symbols (null without a rateless prefix), every write applied. */
   synchronized CodedSymbols symbolsCopy() {
-    symbolsLock.lock();
-    try {
-      applyPendingIfAny();
-      return sketch.symbolsCopy();
-    } finally {
-      symbolsLock.unlock();
-    }
+    return withPendingApplied(sketch::symbolsCopy);
   }
 
   /**
@@ -344,28 +381,39 @@ final class PartitionState {
    * rateless prefix nothing is owed.
    */
   synchronized Fingerprint addSymbolsTo(SymbolSnapshot snapshot) {
-    symbolsLock.lock();
-    try {
-      applyPendingIfAny();
-      if (sketch.hasSymbols()) {
-        Owed o = new Owed(snapshot);
-        owed.removeIf(r -> r.get() == null);
-        owed.add(new WeakReference<>(o));
-        snapshot.owe(o);
-      }
-      return sketch.fingerprint();
-    } finally {
-      symbolsLock.unlock();
-    }
+    return withPendingApplied(
+        () -> {
+          if (sketch.hasSymbols()) {
+            Owed o = new Owed(snapshot);
+            owed.removeIf(r -> r.get() == null);
+            owed.add(new WeakReference<>(o));
+            snapshot.owe(o);
+          }
+          return sketch.fingerprint();
+        });
   }
 
-  /** Holding the monitor and {@code symbolsLock}. */
-  private void applyPendingIfAny() {
-    if (pending > 0) {
-      applyLargeParts();
-      applySymbols(pendingX, pendingC, pendingD, pending);
-      pending = 0;
-      largeDone = 0;
+  /**
+   * Holding the monitor: {@code body} with every queued update applied, holding {@code largeLock}
+   * and {@code symbolsLock} (so after any buffer the upkeep thread is applying).
+   */
+  private <T> T withPendingApplied(Supplier<T> body) {
+    largeLock.lock();
+    try {
+      symbolsLock.lock();
+      try {
+        if (pending > 0) {
+          applyLargeParts();
+          applySymbols(pendingX, pendingC, pendingD, pending);
+          pending = 0;
+          largeDone = 0;
+        }
+        return body.get();
+      } finally {
+        symbolsLock.unlock();
+      }
+    } finally {
+      largeLock.unlock();
     }
   }
 
@@ -379,24 +427,13 @@ final class PartitionState {
 
   /** {@link #fold} and the fingerprint of the same instant (both under the monitor). */
   synchronized PartitionSketches.FoldedTable foldWithFingerprint(IbltShape shape) {
-    symbolsLock.lock();
-    try {
-      applyPendingIfAny();
-      return new PartitionSketches.FoldedTable(sketch.fold(shape), sketch.fingerprint());
-    } finally {
-      symbolsLock.unlock();
-    }
+    return withPendingApplied(
+        () -> new PartitionSketches.FoldedTable(sketch.fold(shape), sketch.fingerprint()));
   }
 
   /** A copy of everything, taken atomically (for the self-check), every write applied. */
   synchronized PartitionSketch copy() {
-    symbolsLock.lock();
-    try {
-      applyPendingIfAny();
-      return sketch.copy();
-    } finally {
-      symbolsLock.unlock();
-    }
+    return withPendingApplied(sketch::copy);
   }
 
   /** The sketch itself, for a state that is not yet shared (a rebuild in progress). */

@@ -160,6 +160,53 @@ class PartitionStateTest {
   }
 
   /**
+   * Since stop 47 the upkeep thread applies a buffer's large parts (fingerprint, estimator, large
+   * tables) after releasing the monitor, holding {@code largeLock}: a reader of the large part that
+   * comes meanwhile must wait for them. The writer reads the fingerprint and the estimator every
+   * few dozen writes, so many reads fall inside the upkeep thread's large phase (each ~256
+   * updates); a reader that did not wait, or applied the next buffer beside it, would miss updates
+   * or race on the tables. Partition loads ({@link PartitionState#addAllLargeNow}, whose chunks
+   * hold {@code largeLock}) come in between.
+   */
+  @Test
+  void aReaderOfTheLargePartWaitsForTheBufferTheUpkeepThreadIsApplying() throws Exception {
+    long seed = 11;
+    try (SymbolUpkeep upkeep = new SymbolUpkeep("test-upkeep")) {
+      PartitionState deferred = new PartitionState(LADDERS, Fixtures.ESTIMATORS, upkeep::wake);
+      PartitionState immediate = new PartitionState(LADDERS, Fixtures.ESTIMATORS);
+      upkeep.start(new PartitionState[] {deferred});
+      SplittableRandom r = new SplittableRandom(seed);
+      int reads = 0;
+      for (int i = 0; i < 200_000; i++) {
+        long x = r.nextLong();
+        deferred.add(x);
+        immediate.add(x);
+        if (r.nextInt(48) == 0) {
+          assertThat(deferred.fingerprint())
+              .as("seed %d, write %d", seed, i)
+              .isEqualTo(immediate.fingerprint());
+          reads++;
+        }
+        if (r.nextInt(1024) == 0) {
+          assertThat(deferred.estimatorCopy().toProto())
+              .as("seed %d, write %d", seed, i)
+              .isEqualTo(immediate.estimatorCopy().toProto());
+        }
+        if (r.nextInt(8192) == 0) {
+          long[] loaded = r.longs(700).toArray();
+          deferred.addAllLargeNow(loaded, loaded.length);
+          for (long y : loaded) {
+            immediate.add(y);
+          }
+        }
+      }
+      assertThat(reads).isGreaterThan(2_000);
+      assertThat(upkeep.applied()).as("the upkeep thread applied updates").isPositive();
+      assertThat(deferred.copy().differencesFrom(immediate.copy())).as("seed %d", seed).isEmpty();
+    }
+  }
+
+  /**
    * A stream's snapshot and the fingerprint its decode is checked against are of one instant
    * ({@link PartitionState#addSymbolsTo}): symbol 0 holds every element, so its count is the
    * fingerprint's count in every snapshot taken while a writer adds and removes and the upkeep
