@@ -46,11 +46,11 @@ import java.util.function.Supplier;
  * one of the symbols on {@code symbolsLock}, until that buffer is in. Until stop 47 the upkeep
  * thread applied the large parts holding the monitor, and a writer that came meanwhile waited for
  * them (up to a buffer's, about 0.2 ms): without that wait a put's sketch overhead fell from
- * 7.9-9.6 % to 0.7-4.7 % (benchmarks.md section 3, "stop 47"). A partition load holds {@code
- * largeLock} for a chunk of {@link #LOAD_CHUNK} elements at a time. A writer that finds the buffer
- * full applies it itself (the upkeep thread is behind: the write path then costs what it costs
- * without deferral, and memory stays bounded). Without a rateless prefix nothing is deferred: the
- * writer updates the sketch under the monitor.
+ * 7.9-12.3 % to 0.7-7.0 % (eight alternated pairs, benchmarks.md section 3, "stop 47"). A partition
+ * load holds {@code largeLock} for a chunk of {@link #LOAD_CHUNK} elements at a time. A writer that
+ * finds the buffer full applies it itself (the upkeep thread is behind: the write path then costs
+ * what it costs without deferral, and memory stays bounded). Without a rateless prefix nothing is
+ * deferred: the writer updates the sketch under the monitor.
  *
  * <h2>Streams' snapshots, copied on write</h2>
  *
