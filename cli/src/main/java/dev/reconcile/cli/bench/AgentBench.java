@@ -5,6 +5,7 @@ import dev.reconcile.agent.HostPort;
 import dev.reconcile.agent.LocalReplica;
 import dev.reconcile.agent.ReplicaAgent;
 import dev.reconcile.agent.RoundReport;
+import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.PartitionOutcome;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.IOException;
@@ -760,13 +761,11 @@ public final class AgentBench {
 
   /**
    * A stream trial's key {@code i} spread over the whole key order: 16 hex digits of a bijective
-   * mix (SplitMix64's finalizer) of {@code trial} and {@code i}, so distinct for distinct pairs.
+   * mix ({@link HashSpec#mix13}, SplitMix64's finalizer) of {@code trial} and {@code i}, so
+   * distinct for distinct pairs.
    */
   public static byte[] randomKey(int trial, int i) {
-    long z = ((long) trial << 32) | (i & 0xffffffffL);
-    z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
-    z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
-    z ^= z >>> 31;
+    long z = HashSpec.mix13(((long) trial << 32) | (i & 0xffffffffL));
     return String.format("%016x", z).getBytes(StandardCharsets.UTF_8);
   }
 

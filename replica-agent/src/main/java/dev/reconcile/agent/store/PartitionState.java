@@ -157,8 +157,9 @@ final class PartitionState {
   }
 
   /**
-   * Holding the monitor: queues an update, its large part applied now when {@code largeNow};
-   * applies it whole at once when nothing is deferred.
+   * Holding the monitor: queues an update, its large part applied now when {@code largeNow} (then
+   * holding {@code largeLock} too: {@link #addAllLargeNow}); applies it whole at once when nothing
+   * is deferred.
    */
   private void enqueue(long element, int delta, boolean largeNow) {
     if (wake == null) {
@@ -178,13 +179,8 @@ final class PartitionState {
       applyPendingHoldingMonitor();
     }
     if (largeNow) {
-      largeLock.lock();
-      try {
-        applyLargeParts(); // keeps the applied ones a prefix of the queue
-        pendingC[pending] = sketch.updateDeferringSymbols(element, delta);
-      } finally {
-        largeLock.unlock();
-      }
+      applyLargeParts(); // keeps the applied ones a prefix of the queue
+      pendingC[pending] = sketch.updateDeferringSymbols(element, delta);
     }
     pendingX[pending] = element;
     pendingD[pending] = (byte) delta;
