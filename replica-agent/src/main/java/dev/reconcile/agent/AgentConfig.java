@@ -53,6 +53,7 @@ public record AgentConfig(
     boolean bulkIngest,
     boolean rowBatches,
     int applySliceKeys,
+    boolean directIo,
     Security security,
     Cluster cluster) {
 
@@ -137,6 +138,7 @@ public record AgentConfig(
     d.put("bulk-ingest", "true");
     d.put("row-batches", "true");
     d.put("apply-slice-keys", "256");
+    d.put("direct-io", "true");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");
@@ -200,6 +202,10 @@ public record AgentConfig(
         "apply-slice-keys",
         "a repair batch is applied in write batches of at most this many keys, the store's"
             + " writer lock released between them, so that client writes wait for one");
+    d.put(
+        "direct-io",
+        "RocksDB's flushes and compactions bypass the page cache (O_DIRECT) when the data folder's"
+            + " file system takes it");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
     d.put("tls-key", "PEM private key of tls-cert");
     d.put("tls-ca", "PEM CA that signs the peers' certificates");
@@ -359,6 +365,7 @@ public record AgentConfig(
             r.bool("bulk-ingest"),
             r.bool("row-batches"),
             r.integer("apply-slice-keys", 1, MAX_BATCH_RECORDS),
+            r.bool("direct-io"),
             sec,
             cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {

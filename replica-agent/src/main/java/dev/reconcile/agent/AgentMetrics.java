@@ -150,6 +150,12 @@ public final class AgentMetrics implements AutoCloseable {
         .description("Coded-symbol updates queued by writes and not yet applied")
         .strongReference(true)
         .register(registry);
+    Gauge.builder("reconcile_store_direct_io", store, s -> s.directIo() ? 1 : 0)
+        .description(
+            "1 when RocksDB's flushes and compactions bypass the page cache (direct-io asked for"
+                + " and taken by the data folder's file system), else 0")
+        .strongReference(true)
+        .register(registry);
     for (Map.Entry<String, String> e : ROCKSDB_PER_CF.entrySet()) {
       for (String cf : ReplicaStore.COLUMN_FAMILIES) {
         String property = e.getKey();

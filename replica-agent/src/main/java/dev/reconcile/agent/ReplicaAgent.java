@@ -157,6 +157,7 @@ public final class ReplicaAgent implements AutoCloseable {
             .tombstoneGrace(config.tombstoneGrace())
             .ingestBulk(config.bulkIngest())
             .applySliceKeys(config.applySliceKeys())
+            .directIo(config.directIo())
             .readOnly(readOnly)
             .clock(
                 offset == 0

@@ -240,6 +240,8 @@ class AdminApiTest {
     assertThat(applied).isBetween(0.0, 5000.0);
     assertThat(pending).isBetween(0.0, 16.0 * 1024);
     assertThat(applied + pending).isLessThanOrEqualTo(5000.0);
+    // The test's data folder (ext4 or tmpfs on the machines it runs on) takes O_DIRECT.
+    assertThat(sample(m, "reconcile_store_direct_io")).isEqualTo(1.0);
     for (String metric : AgentMetrics.ROCKSDB_PER_CF.values()) {
       for (String cf : dev.reconcile.agent.store.ReplicaStore.COLUMN_FAMILIES) {
         assertThat(sample(m, metric + "{cf=\"" + cf + "\"}")).as(metric + " " + cf).isNotNaN();

@@ -112,6 +112,11 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
      * the digests file (2), before the marker is removed (3).
      */
     void ingestStep(int step) throws RocksDBException {}
+
+    /** Why the data folder {@code dir} does not take {@code O_DIRECT}; empty when it does. */
+    Optional<String> directIoUnsupported(Path dir) {
+      return DirectIo.unsupportedReason(dir);
+    }
   }
 
   private ReplicaStore(StoreOptions options, Hooks hooks) {
@@ -477,6 +482,14 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    */
   public long[] symbolUpkeep() {
     return new long[] {sketches.upkeepApplied(), sketches.symbolUpdatesPending()};
+  }
+
+  /**
+   * Whether RocksDB's flushes and compactions use {@code O_DIRECT} ({@link StoreOptions#directIo},
+   * if the data folder's file system took it).
+   */
+  public boolean directIo() {
+    return s.directIo;
   }
 
   /** Records currently stored (tombstones included). */

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.zip.CRC32C;
@@ -30,6 +31,8 @@ import org.rocksdb.PerfLevel;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The open RocksDB of a {@link ReplicaStore} and what its parts share: the column families, the
@@ -43,6 +46,8 @@ import org.rocksdb.WriteOptions;
  * database, then the options and cache it was opened with.
  */
 final class StoreDb {
+  private static final Logger LOG = LoggerFactory.getLogger(StoreDb.class);
+
   static final byte[] EMPTY = new byte[0];
 
   /** Records keyed by partition | key ({@link RecordKeys}), store format 2. */
@@ -106,6 +111,13 @@ final class StoreDb {
   final WriteOptions writeOptions;
 
   /**
+   * Whether RocksDB's flushes and compactions read and write table files with {@code O_DIRECT}:
+   * asked for ({@link StoreOptions#directIo}) and taken by the data folder's file system ({@link
+   * DirectIo}); false for a read-only store, which neither flushes nor compacts.
+   */
+  final boolean directIo;
+
+  /**
    * Never synced: for the write batches of an operation that syncs the WAL once at its end when
    * {@link StoreOptions#syncWrites} (the slices of a repair batch).
    */
@@ -152,8 +164,10 @@ final class StoreDb {
       ReplicaStore.Hooks hooks,
       List<AutoCloseable> natives,
       RocksDB db,
-      List<ColumnFamilyHandle> handles) {
+      List<ColumnFamilyHandle> handles,
+      boolean directIo) {
     this.options = options;
+    this.directIo = directIo;
     this.params = options.params();
     this.spec = params.spec();
     this.hooks = hooks;
@@ -269,12 +283,14 @@ final class StoreDb {
       } else {
         Files.createDirectories(dir);
       }
+      boolean directIo = options.directIo() && !options.readOnly() && directIoTaken(dir, hooks);
       DBOptions dbOptions =
           own(natives, new DBOptions())
               .setCreateIfMissing(!options.readOnly())
               .setCreateMissingColumnFamilies(!options.readOnly())
               .setMaxBackgroundJobs(2)
-              .setBytesPerSync(1 << 20);
+              .setBytesPerSync(1 << 20)
+              .setUseDirectIoForFlushAndCompaction(directIo);
       Cache cache = own(natives, new LRUCache(64L << 20));
       BloomFilter bloom = own(natives, new BloomFilter(10));
       // A repair batch reads the current record of each key it brings before writing it (the
@@ -322,7 +338,7 @@ final class StoreDb {
           options.readOnly()
               ? RocksDB.openReadOnly(dbOptions, dir.toString(), descriptors, handles)
               : RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
-      return new StoreDb(options, hooks, natives, opened, handles);
+      return new StoreDb(options, hooks, natives, opened, handles, directIo);
     } catch (RocksDBException | IOException | RuntimeException e) {
       handles.forEach(ColumnFamilyHandle::close);
       closeAll(natives);
@@ -331,6 +347,22 @@ final class StoreDb {
       }
       throw new StoreException("cannot open store at " + dir + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * Whether the file system of {@code dir} takes {@code O_DIRECT} ({@link DirectIo}); when it does
+   * not, the store's flushes and compactions stay buffered, and the log says why.
+   */
+  private static boolean directIoTaken(Path dir, ReplicaStore.Hooks hooks) {
+    Optional<String> why = hooks.directIoUnsupported(dir);
+    why.ifPresent(
+        w ->
+            LOG.warn(
+                "store at {}: flushes and compactions go through the page cache (direct-io"
+                    + " asked for, not taken): {}",
+                dir,
+                w));
+    return why.isEmpty();
   }
 
   /** The column families of the database at {@code dir}; none when there is no database yet. */

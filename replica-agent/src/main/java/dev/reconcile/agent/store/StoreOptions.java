@@ -29,6 +29,9 @@ import java.util.Objects;
  *     rather than write batches
  * @param applySliceKeys the most keys of a repair batch applied in one write batch under the writer
  *     lock; a larger batch is applied in slices of this many keys ({@link ReplicaStore#apply})
+ * @param directIo RocksDB's flushes and compactions read and write table files with {@code
+ *     O_DIRECT}, past the page cache, when the data folder's file system takes it ({@link
+ *     DirectIo}; buffered otherwise, and the log says why)
  */
 public record StoreOptions(
     Path dataDir,
@@ -42,7 +45,8 @@ public record StoreOptions(
     boolean syncWrites,
     int rebuildThreads,
     boolean ingestBulk,
-    int applySliceKeys) {
+    int applySliceKeys,
+    boolean directIo) {
 
   /**
    * The default of {@link #applySliceKeys}: at about 4 us a key, a client's write waits about a
@@ -92,13 +96,14 @@ public record StoreOptions(
         .syncWrites(syncWrites)
         .rebuildThreads(rebuildThreads)
         .ingestBulk(ingestBulk)
-        .applySliceKeys(applySliceKeys);
+        .applySliceKeys(applySliceKeys)
+        .directIo(directIo);
   }
 
   /**
    * Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads, bulk
    * partitions ingested, repair batches applied in slices of {@value #DEFAULT_APPLY_SLICE_KEYS}
-   * keys.
+   * keys, direct I/O for flushes and compactions where the file system takes it.
    */
   public static final class Builder {
     private final Path dataDir;
@@ -114,6 +119,7 @@ public record StoreOptions(
         Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
     private boolean ingestBulk = true;
     private int applySliceKeys = DEFAULT_APPLY_SLICE_KEYS;
+    private boolean directIo = true;
 
     private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
       this.dataDir = dataDir;
@@ -166,6 +172,11 @@ public record StoreOptions(
       return this;
     }
 
+    public Builder directIo(boolean v) {
+      directIo = v;
+      return this;
+    }
+
     public StoreOptions build() {
       return new StoreOptions(
           dataDir,
@@ -179,7 +190,8 @@ public record StoreOptions(
           syncWrites,
           rebuildThreads,
           ingestBulk,
-          applySliceKeys);
+          applySliceKeys,
+          directIo);
     }
   }
 }
