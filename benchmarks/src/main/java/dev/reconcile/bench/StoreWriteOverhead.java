@@ -13,11 +13,13 @@ import java.util.SplittableRandom;
  *
  * <pre>
  *   java -cp benchmarks/target/benchmarks.jar dev.reconcile.bench.StoreWriteOverhead \
- *       [rounds] [putsPerRound] [partitionsLog2] [ibltMaxLog2] [ratelessLog2]
+ *       [rounds] [putsPerRound] [partitionsLog2] [ibltMaxLog2] [ratelessLog2] [directIo]
  * </pre>
  *
  * The defaults are the agent's: 16 partitions, {@code iblt-max-log2} 15, {@code rateless-log2} 14
- * (2^14 coded symbols per partition kept up to date besides the tables; 0 keeps none).
+ * (2^14 coded symbols per partition kept up to date besides the tables; 0 keeps none), {@code
+ * direct-io} false (both stores' flushes and compactions through the page cache; {@code true} takes
+ * them past it).
  */
 public final class StoreWriteOverhead {
   private StoreWriteOverhead() {}
@@ -32,10 +34,16 @@ public final class StoreWriteOverhead {
     int partitionsLog2 = args.length > 2 ? Integer.parseInt(args[2]) : 4;
     int maxLog2 = args.length > 3 ? Integer.parseInt(args[3]) : 15;
     int ratelessLog2 = args.length > 4 ? Integer.parseInt(args[4]) : 14;
+    boolean directIo = args.length > 5 && Boolean.parseBoolean(args[5]);
     var params = StoreBenchmark.params(partitionsLog2, maxLog2).withRatelessLog2(ratelessLog2);
-    try (ReplicaStore on = ReplicaStore.open(StoreBenchmark.options(a, params).build());
+    try (ReplicaStore on =
+            ReplicaStore.open(StoreBenchmark.options(a, params).directIo(directIo).build());
         ReplicaStore off =
-            ReplicaStore.open(StoreBenchmark.options(b, params).maintainSketches(false).build())) {
+            ReplicaStore.open(
+                StoreBenchmark.options(b, params)
+                    .maintainSketches(false)
+                    .directIo(directIo)
+                    .build())) {
       double[] ratios = new double[rounds];
       double[] onRates = new double[rounds];
       double[] offRates = new double[rounds];
@@ -58,11 +66,12 @@ public final class StoreWriteOverhead {
       Arrays.sort(onRates);
       Arrays.sort(offRates);
       System.out.printf(
-          "partitions=%d iblt-max-log2=%d rateless-log2=%d rounds=%d puts/round=%d  median puts/s: sketches %.0f, no sketches %.0f;"
+          "partitions=%d iblt-max-log2=%d rateless-log2=%d direct-io=%b rounds=%d puts/round=%d  median puts/s: sketches %.0f, no sketches %.0f;"
               + " median time ratio on/off = %.3f (overhead %.1f %%), quartiles %.3f .. %.3f%n",
           1 << partitionsLog2,
           maxLog2,
           ratelessLog2,
+          on.directIo(),
           rounds,
           perRound,
           onRates[rounds / 2],

@@ -138,7 +138,7 @@ public record AgentConfig(
     d.put("bulk-ingest", "true");
     d.put("row-batches", "true");
     d.put("apply-slice-keys", "256");
-    d.put("direct-io", "true");
+    d.put("direct-io", "false");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");

@@ -103,7 +103,7 @@ public record StoreOptions(
   /**
    * Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads, bulk
    * partitions ingested, repair batches applied in slices of {@value #DEFAULT_APPLY_SLICE_KEYS}
-   * keys, direct I/O for flushes and compactions where the file system takes it.
+   * keys, flushes and compactions through the page cache (no direct I/O).
    */
   public static final class Builder {
     private final Path dataDir;
@@ -119,7 +119,7 @@ public record StoreOptions(
         Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
     private boolean ingestBulk = true;
     private int applySliceKeys = DEFAULT_APPLY_SLICE_KEYS;
-    private boolean directIo = true;
+    private boolean directIo;
 
     private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
       this.dataDir = dataDir;

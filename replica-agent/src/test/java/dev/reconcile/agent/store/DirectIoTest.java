@@ -24,8 +24,9 @@ import org.rocksdb.RocksDBException;
 
 /**
  * Direct I/O for RocksDB's flushes and compactions ({@link DirectIo}, {@link
- * StoreOptions#directIo}): what the store asked RocksDB for is read back from the OPTIONS file
- * RocksDB itself wrote, and records written, flushed and compacted that way read back equal.
+ * StoreOptions#directIo}, off by default): what the store asked RocksDB for is read back from the
+ * OPTIONS file RocksDB itself wrote, and records written, flushed and compacted that way read back
+ * equal.
  */
 final class DirectIoTest {
   private static final SketchParams PARAMS = Fixtures.params(2, 8);
@@ -114,30 +115,30 @@ final class DirectIoTest {
   }
 
   @Test
-  void flushesAndCompactionsUseDirectIoByDefaultAndRecordsReadBackEqual() throws Exception {
+  void withDirectIoFlushesAndCompactionsUseItAndRecordsReadBackEqual() throws Exception {
     Path dir = tmp.resolve("direct");
     List<ReplicaRecord> records = records(3_000, 5_000);
-    try (ReplicaStore s = ReplicaStore.open(options(dir).build())) {
+    try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build())) {
       assertThat(s.directIo()).isTrue();
       s.putAll(records);
     }
     assertThat(directIoInOptionsFile(dir)).isTrue();
     // Reopening replays the write-ahead log and flushes the memtables: level-0 files written
     // with O_DIRECT; then every family is compacted with O_DIRECT reads and writes.
-    try (ReplicaStore s = ReplicaStore.open(options(dir).build())) {
+    try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build())) {
       assertHolds(s, records);
     }
     compactAll(dir);
-    try (ReplicaStore s = ReplicaStore.open(options(dir).build())) {
+    try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build())) {
       assertThat(s.directIo()).isTrue();
       assertHolds(s, records);
     }
   }
 
   @Test
-  void directIoOffKeepsTheStoreBuffered() throws Exception {
+  void byDefaultTheStoreStaysBuffered() throws Exception {
     Path dir = tmp.resolve("buffered");
-    try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(false).build())) {
+    try (ReplicaStore s = ReplicaStore.open(options(dir).build())) {
       assertThat(s.directIo()).isFalse();
       s.putAll(records(100, 100));
     }
@@ -155,12 +156,12 @@ final class DirectIoTest {
           }
         };
     List<ReplicaRecord> records = records(500, 1_000);
-    try (ReplicaStore s = ReplicaStore.open(options(dir).build(), refusing)) {
+    try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build(), refusing)) {
       assertThat(s.directIo()).isFalse();
       s.putAll(records);
     }
     assertThat(directIoInOptionsFile(dir)).isFalse();
-    try (ReplicaStore s = ReplicaStore.open(options(dir).build(), refusing)) {
+    try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build(), refusing)) {
       assertHolds(s, records);
     }
   }
@@ -169,10 +170,11 @@ final class DirectIoTest {
   void aReadOnlyStoreDoesNotAskForDirectIo() throws Exception {
     Path dir = tmp.resolve("read-only");
     List<ReplicaRecord> records = records(50, 100);
-    try (ReplicaStore s = ReplicaStore.open(options(dir).build())) {
+    try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build())) {
       s.putAll(records);
     }
-    try (ReplicaStore s = ReplicaStore.open(options(dir).nodeId(null).readOnly(true).build())) {
+    try (ReplicaStore s =
+        ReplicaStore.open(options(dir).nodeId(null).readOnly(true).directIo(true).build())) {
       assertThat(s.directIo()).isFalse();
       assertThat(s.recordCount()).isEqualTo(records.size());
       assertThat(s.get(records.get(0).key()).orElseThrow().value())
