@@ -16,15 +16,15 @@ import java.util.Optional;
  * <p>When a store wants it (agent setting {@code direct-io}, off by default; docs/decisions.md,
  * "direct I/O for flushes and compactions"): a buffered write copies every byte into page-cache
  * pages, and on the virtual machines this project is measured on a page the guest has not touched
- * for some seconds costs about 12 us to touch again (the host backs it anew: 340 MB/s a thread,
- * against 3 GB/s for a page in use); compactions of large values write and read every byte so. With
- * {@code O_DIRECT} the bytes go between RocksDB's own reused buffers and the device: RocksDB's
- * background threads used half the CPU in a listed repair of 64 KiB values, which ran 1.13-1.28 x.
- * The price is paid by reads: what a flush or compaction wrote is not in the page cache, and the
- * first read of it fills the page cache on the reading thread; client puts that overwrite keys (the
- * write path reads the current record) ran 0.85-0.88 x at 100 B (docs/benchmarks.md section 3,
- * "stop 48"). User reads keep the page cache and the block cache; only what flushes and compactions
- * write no longer passes through it.
+ * for some seconds costs about 12 us to touch again (presumably the host backing it anew: 340 MB/s
+ * a thread, against 3 GB/s for a page in use); compactions of large values write and read every
+ * byte so. With {@code O_DIRECT} the bytes go between RocksDB's own reused buffers and the device:
+ * RocksDB's background threads used half the CPU in a listed repair of 64 KiB values, which ran
+ * 1.04-1.28 x (8 of 8 pairs). The price is paid by reads: what a flush or compaction wrote is not
+ * in the page cache, and the first read of it fills the page cache on the reading thread; client
+ * puts that overwrite keys (the write path reads the current record) ran 0.84-0.89 x at 100 B
+ * (docs/benchmarks.md section 3, "stop 48"). User reads keep the page cache and the block cache;
+ * only what flushes and compactions write no longer passes through it.
  *
  * <p>Not every file system takes {@code O_DIRECT} (tmpfs before Linux 6.6, some network file
  * systems); RocksDB would then fail its first flush, and the store would stop taking writes. So the
