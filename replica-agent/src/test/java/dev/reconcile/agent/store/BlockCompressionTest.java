@@ -19,11 +19,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.ConfigOptions;
 import org.rocksdb.DBOptions;
 import org.rocksdb.LiveFileMetaData;
 import org.rocksdb.Options;
-import org.rocksdb.OptionsUtil;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 
@@ -111,31 +109,6 @@ final class BlockCompressionTest {
     return files.stream().filter(f -> FAMILIES.contains(f.family())).toList();
   }
 
-  /**
-   * Compacts every column family of the closed store at {@code dir} into its last level, opened
-   * with the options the store itself wrote (its OPTIONS file): the compactions a running store's
-   * background threads would do.
-   */
-  private static void compactAll(Path dir) throws RocksDBException {
-    List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-    List<ColumnFamilyHandle> handles = new ArrayList<>();
-    try (ConfigOptions config = new ConfigOptions();
-        DBOptions o = new DBOptions()) {
-      OptionsUtil.loadLatestOptions(config, dir.toString(), o, descriptors);
-      try (RocksDB db = RocksDB.open(o, dir.toString(), descriptors, handles)) {
-        try {
-          for (ColumnFamilyHandle h : handles) {
-            db.compactRange(h);
-          }
-        } finally {
-          handles.forEach(ColumnFamilyHandle::close);
-        }
-      } finally {
-        descriptors.forEach(d -> d.getOptions().close());
-      }
-    }
-  }
-
   @Test
   void flushedFilesAreNotCompressedAndCompactedFilesAreLz4() throws RocksDBException {
     Path dir = tmp.resolve("applied");
@@ -150,7 +123,7 @@ final class BlockCompressionTest {
     assertThat(flushed).allMatch(f -> f.level() == 0, "at level 0");
     assertThat(flushed).extracting(TableFile::compression).containsOnly("NoCompression");
 
-    compactAll(dir);
+    Fixtures.compactAll(dir);
     List<TableFile> compacted = dataFiles(dir);
     assertThat(compacted).allMatch(f -> f.level() > 0, "below level 0");
     assertThat(compacted).extracting(TableFile::compression).containsOnly("LZ4");
@@ -175,7 +148,7 @@ final class BlockCompressionTest {
     }
     List<TableFile> loaded = dataFiles(dir);
     assertThat(loaded).extracting(TableFile::compression).containsOnly("LZ4");
-    compactAll(dir);
+    Fixtures.compactAll(dir);
     assertThat(dataFiles(dir)).extracting(TableFile::compression).containsOnly("LZ4");
   }
 }

@@ -15,11 +15,9 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.ColumnFamilyDescriptor;
-import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ConfigOptions;
 import org.rocksdb.DBOptions;
 import org.rocksdb.OptionsUtil;
-import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 
 /**
@@ -57,28 +55,6 @@ final class DirectIoTest {
       OptionsUtil.loadLatestOptions(config, dir.toString(), o, descriptors);
       descriptors.forEach(d -> d.getOptions().close());
       return o.useDirectIoForFlushAndCompaction();
-    }
-  }
-
-  /** Compacts every column family of the closed store at {@code dir} with its own options. */
-  private static void compactAll(Path dir) throws RocksDBException {
-    List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-    List<ColumnFamilyHandle> handles = new ArrayList<>();
-    try (ConfigOptions config = new ConfigOptions();
-        DBOptions o = new DBOptions()) {
-      OptionsUtil.loadLatestOptions(config, dir.toString(), o, descriptors);
-      assertThat(o.useDirectIoForFlushAndCompaction()).isTrue();
-      try (RocksDB db = RocksDB.open(o, dir.toString(), descriptors, handles)) {
-        try {
-          for (ColumnFamilyHandle h : handles) {
-            db.compactRange(h);
-          }
-        } finally {
-          handles.forEach(ColumnFamilyHandle::close);
-        }
-      } finally {
-        descriptors.forEach(d -> d.getOptions().close());
-      }
     }
   }
 
@@ -128,7 +104,8 @@ final class DirectIoTest {
     try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build())) {
       assertHolds(s, records);
     }
-    compactAll(dir);
+    assertThat(directIoInOptionsFile(dir)).isTrue();
+    Fixtures.compactAll(dir); // with the store's own options: O_DIRECT reads and writes
     try (ReplicaStore s = ReplicaStore.open(options(dir).directIo(true).build())) {
       assertThat(s.directIo()).isTrue();
       assertHolds(s, records);

@@ -10,7 +10,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ConfigOptions;
+import org.rocksdb.DBOptions;
 import org.rocksdb.Options;
+import org.rocksdb.OptionsUtil;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 
@@ -23,6 +28,31 @@ public final class Fixtures {
 
   static SketchParams params(int partitionsLog2, int maxLog2) {
     return new SketchParams(HashSpec.xxh3(SEED), partitionsLog2, 3, maxLog2, ESTIMATORS.params());
+  }
+
+  /**
+   * Compacts every column family of the closed store at {@code dir} into its last level, opened
+   * with the options the store itself wrote (its OPTIONS file): the compactions a running store's
+   * background threads would do.
+   */
+  static void compactAll(Path dir) throws RocksDBException {
+    List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+    List<ColumnFamilyHandle> handles = new ArrayList<>();
+    try (ConfigOptions config = new ConfigOptions();
+        DBOptions o = new DBOptions()) {
+      OptionsUtil.loadLatestOptions(config, dir.toString(), o, descriptors);
+      try (RocksDB db = RocksDB.open(o, dir.toString(), descriptors, handles)) {
+        try {
+          for (ColumnFamilyHandle h : handles) {
+            db.compactRange(h);
+          }
+        } finally {
+          handles.forEach(ColumnFamilyHandle::close);
+        }
+      } finally {
+        descriptors.forEach(d -> d.getOptions().close());
+      }
+    }
   }
 
   /** A manual millisecond source starting at {@code start}. */
