@@ -200,12 +200,19 @@ final class PartitionState {
   private void applyLargeParts() {
     largeLock.lock();
     try {
-      for (int i = largeDone; i < pending; i++) {
-        pendingC[i] = sketch.updateDeferringSymbols(pendingX[i], pendingD[i]);
-      }
+      largeParts(pendingX, pendingC, pendingD, largeDone, pending);
       largeDone = pending;
     } finally {
       largeLock.unlock();
+    }
+  }
+
+  /**
+   * Holding {@code largeLock}: the large part of updates {@code [from, to)}, their check hashes.
+   */
+  private void largeParts(long[] xs, long[] cs, byte[] ds, int from, int to) {
+    for (int i = from; i < to; i++) {
+      cs[i] = sketch.updateDeferringSymbols(xs[i], ds[i]);
     }
   }
 
@@ -330,9 +337,7 @@ final class PartitionState {
     try {
       if (from < n) {
         try {
-          for (int i = from; i < n; i++) {
-            cs[i] = sketch.updateDeferringSymbols(xs[i], ds[i]);
-          }
+          largeParts(xs, cs, ds, from, n);
         } finally {
           largeLock.unlock();
         }
@@ -399,10 +404,7 @@ final class PartitionState {
       symbolsLock.lock();
       try {
         if (pending > 0) {
-          applyLargeParts();
-          applySymbols(pendingX, pendingC, pendingD, pending);
-          pending = 0;
-          largeDone = 0;
+          applyPendingHoldingMonitor(); // both locks held already: taken again, reentrant
         }
         return body.get();
       } finally {
