@@ -9,12 +9,10 @@ import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.ConflictRule;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -188,8 +186,12 @@ final class RecordWriter {
       return wExpired ? originalElement : newElement;
     }
 
-    Slot(byte[] key, long keyHash, int partition) {
+    /** The first entry of the batch with this key. */
+    final int entry;
+
+    Slot(byte[] key, long keyHash, int partition, int entry) {
       this.key = key;
+      this.entry = entry;
       this.keyHash = keyHash;
       this.partition = partition;
       this.row = RecordKeys.of(partition, key);
@@ -217,84 +219,16 @@ final class RecordWriter {
     s.lifecycle.readLock().lock();
     try {
       s.checkWritable();
-      // Hashing outside the writer lock.
       int n = incoming.size();
-      HashMap<ByteBuffer, Slot> byKey = new HashMap<>(n * 2);
-      List<Slot> slots = new ArrayList<>(n);
       Slot[] slotOf = new Slot[n];
-      for (int i = 0; i < n; i++) {
-        byte[] key = incoming.key(i);
-        Slot slot = byKey.get(ByteBuffer.wrap(key));
-        if (slot == null) {
-          long kh = incoming.keyHash(i);
-          slot = new Slot(key, kh, s.partitionOf(kh));
-          byKey.put(ByteBuffer.wrap(key), slot);
-          slots.add(slot);
-        }
-        slotOf[i] = slot;
-      }
-      // The slots in row order, once: each slice is a run of consecutive rows, and writeWinners
-      // writes a slice's records in that order.
-      slots.sort(BY_ROW);
+      List<Slot> slots = slotsInRowOrder(incoming, slotOf);
       // At most applySliceKeys keys a write batch under the lock, so that a client's write waits
       // for one slice, not for the whole batch (docs/decisions.md, "apply slices").
       int sliceKeys = s.options.applySliceKeys();
       if (slots.size() <= sliceKeys) {
         return applySlice(incoming, slots, slotOf, null, 0, n, s.writeOptions, client);
       }
-      // Slices of consecutive rows, each atomic: the entries of slice c are order[start[c],
-      // start[c + 1]), in the batch's order.
-      int slices = (slots.size() + sliceKeys - 1) / sliceKeys;
-      for (int j = 0; j < slots.size(); j++) {
-        slots.get(j).slice = j / sliceKeys;
-      }
-      int[] start = new int[slices + 1];
-      for (Slot slot : slotOf) {
-        start[slot.slice + 1]++;
-      }
-      for (int c = 0; c < slices; c++) {
-        start[c + 1] += start[c];
-      }
-      int[] order = new int[n];
-      int[] next = Arrays.copyOf(start, slices);
-      for (int i = 0; i < n; i++) {
-        order[next[slotOf[i].slice]++] = i;
-      }
-      ApplyOutcome out = ApplyOutcome.EMPTY;
-      for (int c = 0; c < slices; c++) {
-        List<Slot> slice =
-            slots.subList(c * sliceKeys, Math.min(slots.size(), (c + 1) * sliceKeys));
-        try {
-          out =
-              out.plus(
-                  applySlice(
-                      incoming,
-                      slice,
-                      slotOf,
-                      order,
-                      start[c],
-                      start[c + 1],
-                      s.unsyncedWriteOptions,
-                      client));
-        } catch (StoreException e) {
-          if (c == 0) {
-            throw e;
-          }
-          String message =
-              e.getMessage()
-                  + "; the batch's first "
-                  + c * sliceKeys
-                  + " of "
-                  + slots.size()
-                  + " keys (in row order) were applied by the write batches before";
-          StoreException said =
-              e instanceof StoreException.Corrupt
-                  ? new StoreException.Corrupt(message)
-                  : new StoreException(message);
-          said.initCause(e);
-          throw said;
-        }
-      }
+      ApplyOutcome out = applySlices(incoming, slots, slotOf, sliceKeys, client);
       if (s.options.syncWrites() && out.applied() > 0) {
         syncWal(slots.size());
       }
@@ -302,6 +236,93 @@ final class RecordWriter {
     } finally {
       s.lifecycle.readLock().unlock();
     }
+  }
+
+  /**
+   * One slot per distinct key of {@code incoming}, in row order; fills {@code slotOf[i]} with entry
+   * {@code i}'s slot. Hashing happens here, outside the writer lock. The entries are sorted by row
+   * (a stable sort), so the entries of one key are adjacent and the first of them makes its slot.
+   */
+  private List<Slot> slotsInRowOrder(Incoming incoming, Slot[] slotOf) {
+    int n = incoming.size();
+    Slot[] byRow = new Slot[n];
+    for (int i = 0; i < n; i++) {
+      long kh = incoming.keyHash(i);
+      byRow[i] = new Slot(incoming.key(i), kh, s.partitionOf(kh), i);
+    }
+    Arrays.sort(byRow, BY_ROW);
+    List<Slot> slots = new ArrayList<>(n);
+    Slot last = null;
+    for (Slot slot : byRow) {
+      if (last == null || !Arrays.equals(last.row, slot.row)) {
+        slots.add(slot);
+        last = slot;
+      }
+      slotOf[slot.entry] = last;
+    }
+    return slots;
+  }
+
+  /**
+   * Applies a batch of more than {@code sliceKeys} distinct keys ({@code slots}, in row order) as
+   * slices of consecutive rows, each atomic and written unsynced; a failure after the first slice
+   * says how many keys the slices before it applied.
+   */
+  private ApplyOutcome applySlices(
+      Incoming incoming, List<Slot> slots, Slot[] slotOf, int sliceKeys, boolean client) {
+    int n = incoming.size();
+    // The entries of slice c are order[start[c], start[c + 1]), in the batch's order.
+    int slices = (slots.size() + sliceKeys - 1) / sliceKeys;
+    for (int j = 0; j < slots.size(); j++) {
+      slots.get(j).slice = j / sliceKeys;
+    }
+    int[] start = new int[slices + 1];
+    for (Slot slot : slotOf) {
+      start[slot.slice + 1]++;
+    }
+    for (int c = 0; c < slices; c++) {
+      start[c + 1] += start[c];
+    }
+    int[] order = new int[n];
+    int[] next = Arrays.copyOf(start, slices);
+    for (int i = 0; i < n; i++) {
+      order[next[slotOf[i].slice]++] = i;
+    }
+    ApplyOutcome out = ApplyOutcome.EMPTY;
+    for (int c = 0; c < slices; c++) {
+      List<Slot> slice = slots.subList(c * sliceKeys, Math.min(slots.size(), (c + 1) * sliceKeys));
+      try {
+        out =
+            out.plus(
+                applySlice(
+                    incoming,
+                    slice,
+                    slotOf,
+                    order,
+                    start[c],
+                    start[c + 1],
+                    s.unsyncedWriteOptions,
+                    client));
+      } catch (StoreException e) {
+        if (c == 0) {
+          throw e;
+        }
+        String message =
+            e.getMessage()
+                + "; the batch's first "
+                + c * sliceKeys
+                + " of "
+                + slots.size()
+                + " keys (in row order) were applied by the write batches before";
+        StoreException said =
+            e instanceof StoreException.Corrupt
+                ? new StoreException.Corrupt(message)
+                : new StoreException(message);
+        said.initCause(e);
+        throw said;
+      }
+    }
+    return out;
   }
 
   /**
@@ -339,13 +360,7 @@ final class RecordWriter {
       int to,
       WriteOptions writeOptions,
       boolean client) {
-    long maxVersion = 0;
-    for (int k = from; k < to; k++) {
-      int i = order == null ? k : order[k];
-      if (Long.compareUnsigned(incoming.version(i), maxVersion) > 0) {
-        maxVersion = incoming.version(i);
-      }
-    }
+    long maxVersion = maxVersion(incoming, order, from, to);
     long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
     List<byte[]> rows = new ArrayList<>(slots.size());
     for (Slot slot : slots) {
@@ -357,53 +372,11 @@ final class RecordWriter {
     try {
       locked = System.nanoTime();
       readCurrent(slots, rows);
-      int applied = 0;
-      int stale = 0;
-      int duplicate = 0;
-      for (int k = from; k < to; k++) {
-        int i = order == null ? k : order[k];
-        Slot slot = slotOf[i];
-        long version = incoming.version(i);
-        long origin = incoming.origin(i);
-        long valueHash = incoming.valueHash(i);
-        boolean tombstone = incoming.tombstone(i);
-        boolean present = slot.original != null || slot.winner >= 0;
-        int c =
-            present
-                ? ConflictRule.compare(
-                    version,
-                    origin,
-                    valueHash,
-                    tombstone,
-                    slot.wVersion,
-                    slot.wOrigin,
-                    slot.wValueHash,
-                    slot.wTombstone)
-                : 1;
-        boolean expired = tombstone && HybridClock.physicalMillis(version) < graceCutoffMillis;
-        if (c > 0) {
-          slot.winner = i;
-          slot.wVersion = version;
-          slot.wOrigin = origin;
-          slot.wValueHash = valueHash;
-          slot.wTombstone = tombstone;
-          slot.wExpired = expired;
-          slot.changed = true;
-          if (expired && !present) {
-            duplicate++; // nothing here to delete: the key is already as the tombstone leaves it
-          } else {
-            applied++;
-          }
-        } else if (c == 0) {
-          duplicate++;
-        } else {
-          stale++;
-        }
-      }
+      ApplyOutcome out = resolve(incoming, slotOf, order, from, to, graceCutoffMillis);
       writeWinners(slots, incoming, maxVersion, writeOptions);
       clock.observe(maxVersion);
-      appliedRecords.add(applied);
-      return new ApplyOutcome(applied, stale, duplicate);
+      appliedRecords.add(out.applied());
+      return out;
     } catch (RocksDBException e) {
       throw new StoreException(
           "cannot read the current records of a batch of "
@@ -418,6 +391,72 @@ final class RecordWriter {
         lockWaits.accept(locked - asked);
       }
     }
+  }
+
+  /** The greatest version (unsigned) among the entries {@code order[from, to)}. */
+  private static long maxVersion(Incoming incoming, int[] order, int from, int to) {
+    long maxVersion = 0;
+    for (int k = from; k < to; k++) {
+      int i = order == null ? k : order[k];
+      if (Long.compareUnsigned(incoming.version(i), maxVersion) > 0) {
+        maxVersion = incoming.version(i);
+      }
+    }
+    return maxVersion;
+  }
+
+  /**
+   * Runs the conflict rule over the entries {@code order[from, to)} (entries {@code [from, to)}
+   * when {@code order} is null) in the batch's order, against their slots' current records (read by
+   * {@link #readCurrent}): each slot ends with its winner. Tombstones older than {@code
+   * graceCutoffMillis} are expired.
+   */
+  private static ApplyOutcome resolve(
+      Incoming incoming, Slot[] slotOf, int[] order, int from, int to, long graceCutoffMillis) {
+    int applied = 0;
+    int stale = 0;
+    int duplicate = 0;
+    for (int k = from; k < to; k++) {
+      int i = order == null ? k : order[k];
+      Slot slot = slotOf[i];
+      long version = incoming.version(i);
+      long origin = incoming.origin(i);
+      long valueHash = incoming.valueHash(i);
+      boolean tombstone = incoming.tombstone(i);
+      boolean present = slot.original != null || slot.winner >= 0;
+      int c =
+          present
+              ? ConflictRule.compare(
+                  version,
+                  origin,
+                  valueHash,
+                  tombstone,
+                  slot.wVersion,
+                  slot.wOrigin,
+                  slot.wValueHash,
+                  slot.wTombstone)
+              : 1;
+      boolean expired = tombstone && HybridClock.physicalMillis(version) < graceCutoffMillis;
+      if (c > 0) {
+        slot.winner = i;
+        slot.wVersion = version;
+        slot.wOrigin = origin;
+        slot.wValueHash = valueHash;
+        slot.wTombstone = tombstone;
+        slot.wExpired = expired;
+        slot.changed = true;
+        if (expired && !present) {
+          duplicate++; // nothing here to delete: the key is already as the tombstone leaves it
+        } else {
+          applied++;
+        }
+      } else if (c == 0) {
+        duplicate++;
+      } else {
+        stale++;
+      }
+    }
+    return new ApplyOutcome(applied, stale, duplicate);
   }
 
   /**
@@ -457,11 +496,26 @@ final class RecordWriter {
    * sketches. Each column family's rows go into the batch in that family's order: a memtable
    * inserts a run of ascending keys next to one another (its skip list remembers where the last
    * insert went), where keys in the order the peer sent them each cost a search from the top of the
-   * list.
+   * list. The phases are methods of their own, so that the JIT compiles (and recompiles, as a
+   * round's profile changes) each loop on its own rather than one large method.
    */
   private void writeWinners(
       List<Slot> slots, Incoming incoming, long maxVersion, WriteOptions writeOptions)
       throws RocksDBException {
+    List<Slot> written = toWrite(slots);
+    if (written.isEmpty()) {
+      return;
+    }
+    assemble(written, incoming, maxVersion);
+    commitRep(written.size(), writeOptions);
+    committed(slots);
+  }
+
+  /**
+   * The changed slots whose winner is written (in row order), each given its new element when the
+   * winner is stored.
+   */
+  private List<Slot> toWrite(List<Slot> slots) {
     List<Slot> written = new ArrayList<>(slots.size());
     for (Slot slot : slots) {
       if (!slot.changed || (slot.wExpired && slot.original == null)) {
@@ -479,9 +533,15 @@ final class RecordWriter {
       }
       written.add(slot);
     }
-    if (written.isEmpty()) {
-      return;
-    }
+    return written;
+  }
+
+  /**
+   * Puts the rows of {@code written} (in row order) into {@link #rep}: records, then digest rows in
+   * their own order, then the clock's high-water mark.
+   */
+  private void assemble(List<Slot> written, Incoming incoming, long maxVersion)
+      throws RocksDBException {
     long bound = 64; // the clock's row
     for (Slot slot : written) {
       // A slot's three rows (its record, its old and new digest rows): each a tag, a family and
@@ -509,7 +569,10 @@ final class RecordWriter {
     }
     long hwm = Long.compareUnsigned(maxVersion, clock.last()) > 0 ? maxVersion : clock.last();
     rep.put(s.meta, StoreMeta.CLOCK, longBytes(hwm));
-    commitRep(written.size(), writeOptions);
+  }
+
+  /** After the commit of a slice: the record count and the sketches follow its changed slots. */
+  private void committed(List<Slot> slots) {
     for (int j = 0; j < slots.size(); j++) {
       Slot slot = slots.get(j);
       if (!slot.changed) {
