@@ -161,6 +161,9 @@ final class RecordWriter {
     /** The key's row in the records column family. */
     final byte[] row;
 
+    /** The first entry of the batch with this key. */
+    final int entry;
+
     Stored original;
     long originalElement;
 
@@ -185,9 +188,6 @@ final class RecordWriter {
     long digestElement() {
       return wExpired ? originalElement : newElement;
     }
-
-    /** The first entry of the batch with this key. */
-    final int entry;
 
     Slot(byte[] key, long keyHash, int partition, int entry) {
       this.key = key;
