@@ -550,7 +550,7 @@ final class RecordWriter {
           64 + 3L * slot.row.length + (slot.wExpired ? 0 : incoming.storedRowBound(slot.winner));
     }
     rep.begin(bound);
-    for (Slot slot : written) { // in row order, as the slots (apply)
+    for (Slot slot : written) { // in row order, as the slots (slotsInRowOrder)
       if (slot.wExpired) {
         // Past the grace period: delete what it beats, store nothing (see the class comment).
         rep.delete(s.records, slot.row);
