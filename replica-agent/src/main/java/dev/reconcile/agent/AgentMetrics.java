@@ -146,6 +146,24 @@ public final class AgentMetrics implements AutoCloseable {
             "reconcile_store_ingested_records", store, s -> s.stats().ingestedRecords())
         .description("Repair records written as ingested table files (bulk partitions)")
         .register(registry);
+    Gauge.builder("reconcile_store_key_filter_bytes", store, s -> s.stats().keyFilterBytes())
+        .description("Memory of the store's filter of its keys (KeyFilter)")
+        .strongReference(true)
+        .register(registry);
+    FunctionCounter.builder(
+            "reconcile_store_key_filter_skipped_reads",
+            store,
+            s -> s.stats().keyFilterSkippedReads())
+        .description("Reads of a current record spared by the key filter (keys the store lacked)")
+        .register(registry);
+    FunctionCounter.builder(
+            "reconcile_store_key_filter_false_positives",
+            store,
+            s -> s.stats().keyFilterFalsePositives())
+        .description(
+            "Reads of a current record the key filter let through that found none (false"
+                + " positives, or keys deleted since the open)")
+        .register(registry);
     Gauge.builder("reconcile_sketch_upkeep_pending", store, s -> s.symbolUpkeep()[1])
         .description("Coded-symbol updates queued by writes and not yet applied")
         .strongReference(true)

@@ -249,6 +249,11 @@ class AdminApiTest {
     String m2 = text(call(a, "GET", "/metrics", null));
     assertThat(sample(m2, "reconcile_store_write_lock_wait_seconds_count")).isEqualTo(puts + 3);
     assertThat(sample(m2, "reconcile_store_write_lock_wait_seconds_sum")).isNotNegative();
+    // The key filter: three puts of new keys spared three reads; its memory at least 64 KiB.
+    assertThat(sample(m2, "reconcile_store_key_filter_skipped_reads_total"))
+        .isGreaterThanOrEqualTo(sample(m, "reconcile_store_key_filter_skipped_reads_total") + 3);
+    assertThat(sample(m2, "reconcile_store_key_filter_bytes")).isGreaterThanOrEqualTo(64 << 10);
+    assertThat(sample(m2, "reconcile_store_key_filter_false_positives_total")).isNotNegative();
     // Coded-symbol upkeep: 5 000 new keys are 5 000 updates, applied by the upkeep thread or still
     // queued (no round read the symbols, and a writer applies only a full buffer of 1 024).
     double applied = sample(m, "reconcile_sketch_upkeep_applied_total");

@@ -146,6 +146,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
   private byte[] firstRow;
   private byte[] lastKey; // of the last row taken or held back: rows are partition, then key
   private long[] elements = new long[1024];
+  private long[] keyHashes = new long[1024];
   private byte[][] keys = new byte[1024][];
   private int n;
   private int expired;
@@ -408,9 +409,11 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
     file.put(rowBuffer, valueBuffer);
     if (n == elements.length) {
       elements = Arrays.copyOf(elements, n * 2);
+      keyHashes = Arrays.copyOf(keyHashes, n * 2);
       keys = Arrays.copyOf(keys, n * 2);
     }
     elements[n] = s.hooks.element(s.spec, keyHash, version, origin, tombstone, valueHash);
+    keyHashes[n] = keyHash;
     keys[n] = key;
     n++;
   }
@@ -526,7 +529,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
             undoAfterFailure(e);
             throw e;
           }
-          writer.ingested(partition, elements, n);
+          writer.ingested(partition, elements, keyHashes, n);
         } finally {
           s.writer.unlock();
         }

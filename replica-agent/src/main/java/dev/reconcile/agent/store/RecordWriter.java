@@ -39,6 +39,10 @@ import org.rocksdb.WriteOptions;
 final class RecordWriter {
   private final StoreDb s;
   private final StoreSketches sketches;
+
+  /** The stored keys, when the store keeps the filter (not read-only); added under the lock. */
+  private final KeyFilter keys;
+
   private final HybridClock clock;
   private final long origin;
   private final WriteBatch batch; // reused under the writer lock
@@ -48,13 +52,16 @@ final class RecordWriter {
   private final LongAdder appliedRecords = new LongAdder();
   private final LongAdder purgedTombstones = new LongAdder();
   private final LongAdder ingestedRecords = new LongAdder();
+  private final LongAdder filterSkippedReads = new LongAdder();
+  private final LongAdder filterFalsePositives = new LongAdder();
 
   /** Told how long each local write waited for the writer lock, in nanoseconds, after it. */
   private volatile LongConsumer lockWaits = nanos -> {};
 
-  RecordWriter(StoreDb s, StoreSketches sketches, HybridClock clock, long origin) {
+  RecordWriter(StoreDb s, StoreSketches sketches, KeyFilter keys, HybridClock clock, long origin) {
     this.s = s;
     this.sketches = sketches;
+    this.keys = keys;
     this.clock = clock;
     this.origin = origin;
     this.batch = s.own(new WriteBatch());
@@ -77,7 +84,10 @@ final class RecordWriter {
         localWrites.sum(),
         appliedRecords.sum(),
         purgedTombstones.sum(),
-        ingestedRecords.sum());
+        ingestedRecords.sum(),
+        keys,
+        filterSkippedReads.sum(),
+        filterFalsePositives.sum());
   }
 
   // ---------------------------------------------------------------------------------- local writes
@@ -99,7 +109,15 @@ final class RecordWriter {
       s.lockWriterOutsideIngest(row);
       try {
         locked = System.nanoTime();
-        Stored cur = decodeOrNull(key, s.db.get(s.records, row));
+        Stored cur = null;
+        if (mayBeStored(keyHash)) {
+          cur = decodeOrNull(key, s.db.get(s.records, row));
+          if (cur == null) {
+            filterFalsePositives.increment();
+          }
+        } else {
+          filterSkippedReads.increment();
+        }
         long curElement = 0;
         if (cur != null) {
           clock.observe(cur.version);
@@ -115,6 +133,9 @@ final class RecordWriter {
         }
         batch.put(s.digests, DigestKeys.of(p, element, key), EMPTY);
         batch.put(s.meta, StoreMeta.CLOCK, longBytes(version));
+        if (cur == null) {
+          added(keyHash);
+        }
         commit(1, s.writeOptions);
         if (cur == null) {
           recordCount.incrementAndGet();
@@ -474,13 +495,36 @@ final class RecordWriter {
     return out;
   }
 
-  /** Fills each slot's current record (under the writer lock); {@code rows} are their rows. */
+  /**
+   * Fills each slot's current record (under the writer lock); {@code rows} are their rows. Only the
+   * keys the {@link KeyFilter} may hold are read.
+   */
   private void readCurrent(List<Slot> slots, List<byte[]> rows) throws RocksDBException {
-    List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(rows.size(), s.records), rows);
+    int[] read = new int[slots.size()];
+    int n = 0;
     for (int j = 0; j < slots.size(); j++) {
-      Slot slot = slots.get(j);
-      Stored cur = decodeOrNull(slot.key, current.get(j));
-      if (cur != null) {
+      if (mayBeStored(slots.get(j).keyHash)) {
+        read[n++] = j;
+      }
+    }
+    filterSkippedReads.add(slots.size() - n);
+    if (n == 0) {
+      return;
+    }
+    List<byte[]> asked = rows;
+    if (n < rows.size()) {
+      asked = new ArrayList<>(n);
+      for (int t = 0; t < n; t++) {
+        asked.add(rows.get(read[t]));
+      }
+    }
+    List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(n, s.records), asked);
+    for (int t = 0; t < n; t++) {
+      Slot slot = slots.get(read[t]);
+      Stored cur = decodeOrNull(slot.key, current.get(t));
+      if (cur == null) {
+        filterFalsePositives.increment();
+      } else {
         slot.original = cur;
         slot.originalElement = s.element(slot.keyHash, cur);
         slot.wVersion = cur.version;
@@ -507,6 +551,11 @@ final class RecordWriter {
       return;
     }
     assemble(written, incoming, maxVersion);
+    for (Slot slot : written) {
+      if (slot.original == null) {
+        added(slot.keyHash); // before the write: a failed one leaves a false positive at most
+      }
+    }
     commitRep(written.size(), writeOptions);
     committed(slots);
   }
@@ -595,13 +644,30 @@ final class RecordWriter {
 
   /**
    * A chunk of a {@link PartitionIngest} is in RocksDB (under the writer lock): {@code n} records
-   * that were absent, whose elements are {@code elements[0, n)}.
+   * that were absent, whose elements are {@code elements[0, n)} and key hashes {@code keyHashes[0,
+   * n)}. A writer of a key in the chunk's range has waited for this ({@link
+   * StoreDb#lockWriterOutsideIngest}), so the key filter holds the keys before any reads them.
    */
-  void ingested(int partition, long[] elements, int n) {
+  void ingested(int partition, long[] elements, long[] keyHashes, int n) {
+    for (int i = 0; i < n; i++) {
+      added(keyHashes[i]);
+    }
     recordCount.addAndGet(n);
     appliedRecords.add(n);
     ingestedRecords.add(n);
     sketches.addAllLoaded(partition, elements, n);
+  }
+
+  /** False when the records family surely has no row of the key of hash {@code keyHash}. */
+  private boolean mayBeStored(long keyHash) {
+    return keys == null || keys.mightContain(keyHash);
+  }
+
+  /** A key of hash {@code keyHash} is about to be stored (under the writer lock). */
+  private void added(long keyHash) {
+    if (keys != null) {
+      keys.add(keyHash);
+    }
   }
 
   /** Writes the reused batch (under the writer lock); clears it whatever happens. */

@@ -85,6 +85,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   private final StoreSketches sketches;
   private final RecordReader reader;
   private final RecordWriter writer;
+  private final KeyFilter keys; // the stored keys' filter; null when read-only
   private final StoreAudit audit;
 
   /** The partition whose interrupted ingest the open undid, or -1 ({@link PartitionIngest}). */
@@ -127,14 +128,15 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
       this.meta = new StoreMeta(s);
       meta.initializeOrCheck(options.dataDir().toAbsolutePath(), clock);
       this.recoveredIngest = IngestMarker.recover(s);
-      this.sketches = new StoreSketches(s);
-      this.writer = new RecordWriter(s, sketches, clock, origin);
+      this.keys = options.readOnly() ? null : new KeyFilter(s.estimatedKeys());
+      this.sketches = new StoreSketches(s, keys);
+      this.writer = new RecordWriter(s, sketches, keys, clock, origin);
     } catch (RuntimeException e) {
       s.closeNatives();
       throw e;
     }
     this.reader = new RecordReader(s);
-    this.audit = new StoreAudit(s, sketches);
+    this.audit = new StoreAudit(s, sketches, keys);
   }
 
   /** Opens (creating when missing, unless read-only) the store and rebuilds its sketches. */

@@ -16,10 +16,11 @@ import org.rocksdb.Snapshot;
 
 /**
  * The store's self-check: recomputes every partition's sketches from its records and compares them
- * with the maintained ones, and checks the digest index against the records. Writes continue
- * meanwhile: each partition is compared at its own snapshot, taken together with a copy of its
- * sketches under the writer lock. Cost: one pass over the index with a point read per record, plus
- * one pass over records and index at a common snapshot.
+ * with the maintained ones, checks the digest index against the records, and checks that the {@link
+ * KeyFilter} holds every stored key. Writes continue meanwhile: each partition is compared at its
+ * own snapshot, taken together with a copy of its sketches under the writer lock. Cost: one pass
+ * over the index with a point read per record, plus one pass over records and index at a common
+ * snapshot.
  */
 final class StoreAudit {
   /** Findings kept in the report. */
@@ -27,10 +28,12 @@ final class StoreAudit {
 
   private final StoreDb s;
   private final StoreSketches sketches;
+  private final KeyFilter keys; // null when the store keeps none
 
-  StoreAudit(StoreDb s, StoreSketches sketches) {
+  StoreAudit(StoreDb s, StoreSketches sketches, KeyFilter keys) {
     this.s = s;
     this.sketches = sketches;
+    this.keys = keys;
   }
 
   SelfCheck run() {
@@ -177,8 +180,11 @@ final class StoreAudit {
   }
 
   /**
-   * At one snapshot: every record decodes, and the multiset of (partition, element, key) derived
-   * from the records equals the index rows (count and two independent 64-bit sums per partition).
+   * At one snapshot: every record decodes, its key is in the key filter, and the multiset of
+   * (partition, element, key) derived from the records equals the index rows (count and two
+   * independent 64-bit sums per partition). The snapshot is taken under the writer lock between
+   * ingests: an ingest's records are then with their index rows, and every stored key's addition to
+   * the filter (under the lock, before its write or at its ingest's end) is seen here.
    */
   private void checkIndexAgainstRecords(List<String> problems, long[] counts)
       throws RocksDBException {
@@ -188,7 +194,13 @@ final class StoreAudit {
     long[] recSum = new long[parts];
     long[] idxCount = new long[parts];
     long[] idxSum = new long[parts];
-    Snapshot snap = s.db.getSnapshot();
+    Snapshot snap;
+    s.lockWriterBetweenIngests();
+    try {
+      snap = s.db.getSnapshot();
+    } finally {
+      s.writer.unlock();
+    }
     try (ReadOptions ro = DigestKeys.scanOptions().setSnapshot(snap).setFillCache(false)) {
       try (RocksIterator it = s.db.newIterator(s.records, ro)) {
         for (it.seekToFirst(); it.isValid(); it.next()) {
@@ -203,6 +215,13 @@ final class StoreAudit {
             continue;
           }
           long kh = spec.keyHash(r.key);
+          if (keys != null && !keys.mightContain(kh)) {
+            problem(
+                problems,
+                "the key filter denies stored key "
+                    + ReplicaRecord.hex(r.key, 32)
+                    + " (a repair would not see its record)");
+          }
           int p = s.partitionOf(kh);
           long e = s.element(kh, r);
           recCount[p]++;

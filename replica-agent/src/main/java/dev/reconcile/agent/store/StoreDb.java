@@ -415,6 +415,18 @@ final class StoreDb {
     return hooks.element(spec, keyHash, s.version, s.origin, s.tombstone, s.valueHash);
   }
 
+  /**
+   * RocksDB's estimate of the digest index's rows (one a stored record), to size what the rebuild
+   * at open fills; 0 when RocksDB cannot tell.
+   */
+  long estimatedKeys() {
+    try {
+      return Math.max(0, db.getLongProperty(digests, "rocksdb.estimate-num-keys"));
+    } catch (RocksDBException e) {
+      return 0;
+    }
+  }
+
   int partitionOf(long keyHash) {
     return HashSpec.partition(keyHash, params.partitionsLog2());
   }

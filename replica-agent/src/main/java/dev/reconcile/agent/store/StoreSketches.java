@@ -27,9 +27,10 @@ import org.rocksdb.Slice;
 /**
  * The per-partition sketches of a store: one {@link PartitionState} per partition (null when the
  * store keeps none), rebuilt at open by scanning the digest index, which holds the elements, so no
- * record is decoded or hashed: {@code rebuildThreads} scanners each take a contiguous range of
- * partitions. As {@link PartitionSketches} it is what the reconciliation session reads: the
- * maintained state, and the digest index for membership and sorted cursors.
+ * record is decoded: {@code rebuildThreads} scanners each take a contiguous range of partitions.
+ * The same scan hashes each row's key into the store's {@link KeyFilter}, when it keeps one. As
+ * {@link PartitionSketches} it is what the reconciliation session reads: the maintained state, and
+ * the digest index for membership and sorted cursors.
  */
 final class StoreSketches implements PartitionSketches {
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -46,9 +47,10 @@ final class StoreSketches implements PartitionSketches {
   private final AtomicLong changes = new AtomicLong(); // see changes()
 
   /**
-   * Scans the digest index: fresh sketches (none when the store keeps none) and the record count.
+   * Scans the digest index: fresh sketches (none when the store keeps none), the record count, and
+   * every stored key into {@code keys} (when not null).
    */
-  StoreSketches(StoreDb s) {
+  StoreSketches(StoreDb s, KeyFilter keys) {
     this.s = s;
     long t0 = System.nanoTime();
     int p = s.params.partitions();
@@ -77,7 +79,7 @@ final class StoreSketches implements PartitionSketches {
             try {
               s.countersOff();
               long c0 = THREADS.getCurrentThreadCpuTime();
-              counts[slot] = scanIndex(lo, hi, target);
+              counts[slot] = scanIndex(lo, hi, target, keys);
               cpuNanos[slot] = THREADS.getCurrentThreadCpuTime() - c0;
             } catch (Throwable e) {
               failure.compareAndSet(null, e);
@@ -119,8 +121,12 @@ final class StoreSketches implements PartitionSketches {
     this.rebuildKeysPerCpuSecond = total == 0 || cpu <= 0 ? 0 : total * 1e9 / cpu;
   }
 
-  /** Adds every index element of partitions [lo, hi) to {@code target} (may be null); the count. */
-  private long scanIndex(int lo, int hi, PartitionState[] target) throws RocksDBException {
+  /**
+   * Adds every index element of partitions [lo, hi) to {@code target} and its key's hash to {@code
+   * keys} (either may be null); the count.
+   */
+  private long scanIndex(int lo, int hi, PartitionState[] target, KeyFilter keys)
+      throws RocksDBException {
     long n = 0;
     try (Slice lower = new Slice(DigestKeys.partitionStart(lo));
         Slice upper = hi < (1 << 16) ? new Slice(DigestKeys.partitionStart(hi)) : null;
@@ -130,7 +136,9 @@ final class StoreSketches implements PartitionSketches {
         ro.setIterateUpperBound(upper);
       }
       try (RocksIterator it = s.db.newIterator(s.digests, ro)) {
-        ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX);
+        // the whole row when the key is hashed (grown to fit a longer one), else its prefix
+        ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX + (keys == null ? 0 : 256));
+        byte[] key = new byte[keys == null ? 0 : 256];
         // elements of one partition, added in batches (the coded symbols walk several at once)
         long[] batch = new long[PartitionState.PENDING];
         int batched = 0;
@@ -140,6 +148,19 @@ final class StoreSketches implements PartitionSketches {
           int len = it.key(buf);
           if (len < DigestKeys.PREFIX) {
             throw new StoreException("digest index row of " + len + " bytes is shorter than 10");
+          }
+          if (keys != null) {
+            if (len > buf.capacity()) {
+              buf = ByteBuffer.allocateDirect(Integer.highestOneBit(len) << 1);
+              buf.clear();
+              it.key(buf);
+            }
+            int keyLength = len - DigestKeys.PREFIX;
+            if (keyLength > key.length) {
+              key = new byte[buf.capacity()];
+            }
+            buf.get(DigestKeys.PREFIX, key, 0, keyLength);
+            keys.addConcurrently(s.spec.keyHash(key, 0, keyLength));
           }
           if (target != null) {
             int part = buf.getShort(0) & 0xFFFF;
@@ -167,7 +188,14 @@ final class StoreSketches implements PartitionSketches {
   }
 
   StoreStats stats(
-      long recordCount, long localWrites, long appliedRecords, long purged, long ingested) {
+      long recordCount,
+      long localWrites,
+      long appliedRecords,
+      long purged,
+      long ingested,
+      KeyFilter keys,
+      long skippedReads,
+      long falsePositives) {
     return new StoreStats(
         recordCount,
         rebuildMillis,
@@ -178,7 +206,10 @@ final class StoreSketches implements PartitionSketches {
         localWrites,
         appliedRecords,
         purged,
-        ingested);
+        ingested,
+        keys == null ? 0 : keys.bytes(),
+        skippedReads,
+        falsePositives);
   }
 
   /** False for a store opened with {@code maintainSketches=false}. */

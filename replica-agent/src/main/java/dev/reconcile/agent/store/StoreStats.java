@@ -5,7 +5,10 @@ package dev.reconcile.agent.store;
  * sketch rebuild at open in wall time ({@code rebuildThreads} scanners in parallel); the CPU
  * figures sum the scanner threads' CPU time (the per-core rate, meaningful on a shared machine).
  * {@code ingestedRecords} counts the applied records that came as ingested table files (a part of
- * {@code appliedRecords}, {@link PartitionIngest}).
+ * {@code appliedRecords}, {@link PartitionIngest}). {@code keyFilterBytes} is the memory of the
+ * store's {@link KeyFilter} (0 when read-only); {@code keyFilterSkippedReads} counts the reads of a
+ * current record it spared (keys the store surely lacked), {@code keyFilterFalsePositives} the
+ * reads it let through that found no record (false positives, and keys deleted since the open).
  */
 public record StoreStats(
     long recordCount,
@@ -17,4 +20,7 @@ public record StoreStats(
     long localWrites,
     long appliedRecords,
     long purgedTombstones,
-    long ingestedRecords) {}
+    long ingestedRecords,
+    long keyFilterBytes,
+    long keyFilterSkippedReads,
+    long keyFilterFalsePositives) {}

@@ -1,0 +1,168 @@
+package dev.reconcile.agent.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The store's {@link KeyFilter}: never denies a key it was given (across growth, and from
+ * concurrent scanners), and its false-positive rate stays under the bound its class comment and
+ * docs/storage.md state: at most 1.5 % with a segment at capacity, at most 0.1 % at half of it (a
+ * store just opened), whatever the key hashes' structure.
+ */
+final class KeyFilterTest {
+  /** Random key hashes; {@code seed} reproduces them. */
+  private static long[] randomHashes(long seed, int n) {
+    SplittableRandom rnd = new SplittableRandom(seed);
+    long[] out = new long[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = rnd.nextLong();
+    }
+    return out;
+  }
+
+  /** The share of {@code queries} hashes (none of them added) that the filter lets through. */
+  private static double falsePositiveRate(KeyFilter f, long seed, int queries) {
+    SplittableRandom rnd = new SplittableRandom(seed);
+    int hits = 0;
+    for (int i = 0; i < queries; i++) {
+      if (f.mightContain(rnd.nextLong())) {
+        hits++;
+      }
+    }
+    return (double) hits / queries;
+  }
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {1, 2, 3})
+  void neverDeniesAnAddedKeyAcrossGrowth(long seed) {
+    KeyFilter f = new KeyFilter(0);
+    long[] keys = randomHashes(seed, 600_000);
+    for (long k : keys) {
+      f.add(k);
+    }
+    // 52 428, 104 857, 209 715 and then 419 430 keys a segment: four segments for 600 000
+    assertThat(f.segmentCount()).as("seed %d", seed).isEqualTo(4);
+    for (long k : keys) {
+      assertThat(f.mightContain(k)).as("seed %d, key hash %x", seed, k).isTrue();
+    }
+  }
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {11, 12, 13})
+  void falsePositivesAtCapacityAtMostOneAndAHalfPercent(long seed) {
+    KeyFilter f = new KeyFilter(0);
+    long capacity = (long) KeyFilter.MIN_BLOCKS * 512 / KeyFilter.BITS_PER_KEY;
+    for (long k : randomHashes(seed, (int) capacity)) {
+      f.add(k);
+    }
+    assertThat(f.segmentCount()).isEqualTo(1);
+    // 10^6 queries: the rate's standard deviation is about 0.01 %, far inside the bound's margin
+    double rate = falsePositiveRate(f, seed ^ 0x5eedL, 1_000_000);
+    assertThat(rate).as("seed %d: false-positive rate at capacity", seed).isLessThan(0.015);
+  }
+
+  @Test
+  void falsePositivesOfAJustOpenedStoreAtMostATenthOfAPercent() {
+    long seed = 21;
+    int keys = 200_000;
+    KeyFilter f = new KeyFilter(keys); // sized at open for twice the keys
+    for (long k : randomHashes(seed, keys)) {
+      f.add(k);
+    }
+    assertThat(f.segmentCount()).isEqualTo(1);
+    assertThat(f.bytes()).isBetween(2L * keys * KeyFilter.BITS_PER_KEY / 8, 4L * keys * 10 / 8);
+    double rate = falsePositiveRate(f, seed ^ 0x5eedL, 1_000_000);
+    assertThat(rate).as("seed %d: false-positive rate at half capacity", seed).isLessThan(0.001);
+  }
+
+  /**
+   * Key hashes that differ in a few low bits only, or are multiples of a power of two: the mix
+   * spreads them like random ones (a filter indexed by raw bits would put them all in one block).
+   */
+  @ParameterizedTest(name = "stride {0}")
+  @ValueSource(longs = {1, 1L << 20, 1L << 40})
+  void structuredHashesSpreadLikeRandomOnes(long stride) {
+    KeyFilter f = new KeyFilter(0);
+    long capacity = (long) KeyFilter.MIN_BLOCKS * 512 / KeyFilter.BITS_PER_KEY;
+    for (long i = 0; i < capacity; i++) {
+      f.add(i * stride);
+    }
+    for (long i = 0; i < capacity; i++) {
+      assertThat(f.mightContain(i * stride)).isTrue();
+    }
+    int hits = 0;
+    int queries = 500_000;
+    for (long i = capacity; i < capacity + queries; i++) {
+      if (f.mightContain(i * stride)) {
+        hits++;
+      }
+    }
+    assertThat((double) hits / queries).as("stride %d", stride).isLessThan(0.015);
+  }
+
+  /** The rebuild's scanners add at once, growing the filter as they go: no key is lost. */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {31, 32})
+  void concurrentScannersLoseNoKey(long seed) throws Exception {
+    KeyFilter f = new KeyFilter(0);
+    int threads = 4;
+    int each = 150_000;
+    long[][] keys = new long[threads][];
+    for (int t = 0; t < threads; t++) {
+      keys[t] = randomHashes(seed * 100 + t, each);
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        long[] mine = keys[t];
+        done.add(
+            pool.submit(
+                () -> {
+                  for (long k : mine) {
+                    f.addConcurrently(k);
+                  }
+                }));
+      }
+      for (Future<?> d : done) {
+        d.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(f.segmentCount()).as("seed %d", seed).isGreaterThan(1);
+    for (long[] mine : keys) {
+      for (long k : mine) {
+        assertThat(f.mightContain(k)).as("seed %d, key hash %x", seed, k).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void segmentsDoubleAndStopAtTheLargest() {
+    KeyFilter f = new KeyFilter(0);
+    assertThat(f.bytes()).isEqualTo(KeyFilter.MIN_BLOCKS * 64L);
+    long capacity = (long) KeyFilter.MIN_BLOCKS * 512 / KeyFilter.BITS_PER_KEY;
+    for (long i = 0; i <= capacity; i++) {
+      f.add(i);
+    }
+    assertThat(f.segmentCount()).isEqualTo(2);
+    assertThat(f.bytes()).isEqualTo(3 * KeyFilter.MIN_BLOCKS * 64L);
+    // the first segment: twice the expected keys' bits, rounded up to a power of two of blocks
+    assertThat(KeyFilter.blocksFor(-1)).isEqualTo(KeyFilter.MIN_BLOCKS);
+    assertThat(KeyFilter.blocksFor(26_214)).isEqualTo(KeyFilter.MIN_BLOCKS);
+    assertThat(KeyFilter.blocksFor(26_215)).isEqualTo(2 * KeyFilter.MIN_BLOCKS);
+    assertThat(KeyFilter.blocksFor(10_000_000)).isEqualTo(1 << 19);
+    // a store estimated past the largest segment gets the largest, not more (nor an overflow)
+    assertThat(KeyFilter.blocksFor(Long.MAX_VALUE)).isEqualTo(KeyFilter.MAX_BLOCKS);
+  }
+}
