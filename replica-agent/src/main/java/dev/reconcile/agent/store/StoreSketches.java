@@ -139,6 +139,8 @@ final class StoreSketches implements PartitionSketches {
         // the whole row when the key is hashed (grown to fit a longer one), else its prefix
         ByteBuffer buf = ByteBuffer.allocateDirect(DigestKeys.PREFIX + (keys == null ? 0 : 256));
         byte[] key = new byte[keys == null ? 0 : 256];
+        long[] hashes = new long[keys == null ? 0 : 1024]; // added to keys a batch at a time
+        int hashed = 0;
         // elements of one partition, added in batches (the coded symbols walk several at once)
         long[] batch = new long[PartitionState.PENDING];
         int batched = 0;
@@ -160,7 +162,11 @@ final class StoreSketches implements PartitionSketches {
               key = new byte[buf.capacity()];
             }
             buf.get(DigestKeys.PREFIX, key, 0, keyLength);
-            keys.addConcurrently(s.spec.keyHash(key, 0, keyLength));
+            hashes[hashed++] = s.spec.keyHash(key, 0, keyLength);
+            if (hashed == hashes.length) {
+              keys.addAll(hashes, hashed);
+              hashed = 0;
+            }
           }
           if (target != null) {
             int part = buf.getShort(0) & 0xFFFF;
@@ -176,6 +182,9 @@ final class StoreSketches implements PartitionSketches {
         it.status();
         if (batched > 0) {
           target[batchPart].addAllUnsynchronized(batch, batched);
+        }
+        if (hashed > 0) {
+          keys.addAll(hashes, hashed);
         }
       }
     }

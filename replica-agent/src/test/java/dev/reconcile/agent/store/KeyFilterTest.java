@@ -3,6 +3,7 @@ package dev.reconcile.agent.store;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
@@ -128,8 +129,10 @@ final class KeyFilterTest {
         done.add(
             pool.submit(
                 () -> {
-                  for (long k : mine) {
-                    f.addConcurrently(k);
+                  for (int i = 0; i < mine.length; i += 1000) {
+                    f.addAll(
+                        Arrays.copyOfRange(mine, i, Math.min(mine.length, i + 1000)),
+                        Math.min(1000, mine.length - i));
                   }
                 }));
       }
