@@ -38,7 +38,10 @@ import java.util.Arrays;
  * the filter denies.
  *
  * <p>Memory: {@value #BITS_PER_KEY} bits (1.25 bytes) a key of capacity, at least {@value
- * #MIN_BLOCKS} blocks (64 KiB) a store; at most twice the keys' share after growth.
+ * #MIN_BLOCKS} blocks (64 KiB) a store; at most twice the keys' share after growth. All segments
+ * together stay within a budget, an eighth of the heap by default: a filter at its budget keeps
+ * filling its newest segment, its false positives rising, rather than throw an {@code
+ * OutOfMemoryError} from a write under the writer lock.
  *
  * <p>[1] F. Putze, P. Sanders, J. Singler, "Cache-, Hash- and Space-Efficient Bloom Filters", WEA
  * 2007. [2] Apache Parquet, "Bloom Filter" (split block Bloom filter), parquet-format
@@ -56,6 +59,7 @@ final class KeyFilter {
   static final int MAX_BLOCKS = 1 << 24;
 
   private static final int WORDS_PER_BLOCK = 8;
+  private static final long BLOCK_BYTES = WORDS_PER_BLOCK * Long.BYTES;
   private static final int[] SALT = {
     0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31
   };
@@ -66,21 +70,41 @@ final class KeyFilter {
   /** The segment keys are added to: the last of {@link #segments} (read and set by adders). */
   private Segment newest;
 
-  /** A filter whose first segment holds {@code expectedKeys} keys at half its capacity. */
+  /** The most memory all segments may take, in bytes. */
+  private final long maxBytes;
+
+  /** The memory of all segments, in bytes (set by adders). */
+  private long bytes;
+
+  /**
+   * A filter whose first segment holds {@code expectedKeys} keys at half its capacity, within an
+   * eighth of the heap.
+   */
   KeyFilter(long expectedKeys) {
-    Segment first = new Segment(blocksFor(expectedKeys));
+    this(expectedKeys, Runtime.getRuntime().maxMemory() / 8);
+  }
+
+  /** A filter as above, all of whose segments take at most {@code maxBytes}. */
+  KeyFilter(long expectedKeys, long maxBytes) {
+    Segment first = new Segment(blocksFor(expectedKeys, maxBytes));
     this.segments = new Segment[] {first};
     this.newest = first;
+    this.maxBytes = maxBytes;
+    this.bytes = first.bytes();
   }
 
   /**
    * The blocks of a first segment for {@code expectedKeys} keys at half its capacity: a power of
-   * two in [{@link #MIN_BLOCKS}, {@link #MAX_BLOCKS}].
+   * two in [{@link #MIN_BLOCKS}, {@link #MAX_BLOCKS}], and at most {@code maxBytes} unless that is
+   * less than the smallest.
    */
-  static int blocksFor(long expectedKeys) {
+  static int blocksFor(long expectedKeys, long maxBytes) {
     long maxKeys = (long) MAX_BLOCKS * 512 / BITS_PER_KEY / 2;
     long bits = Math.min(Math.max(0, expectedKeys), maxKeys) * 2 * BITS_PER_KEY;
     long blocks = Long.highestOneBit(Math.max(1, (bits + 511) / 512 - 1)) << 1;
+    while (blocks > MIN_BLOCKS && blocks * BLOCK_BYTES > maxBytes) {
+      blocks /= 2;
+    }
     return (int) Math.min(MAX_BLOCKS, Math.max(MIN_BLOCKS, blocks));
   }
 
@@ -98,7 +122,7 @@ final class KeyFilter {
   /** Adds {@code keyHash}; callers are serialized (the store's writer lock). */
   void add(long keyHash) {
     Segment seg = newest;
-    if (++seg.added > seg.capacity && seg.blocks < MAX_BLOCKS) {
+    if (++seg.added > seg.capacity && canGrow(seg)) {
       seg = grow(seg);
     }
     seg.set(mix(keyHash));
@@ -118,9 +142,14 @@ final class KeyFilter {
   long bytes() {
     long b = 0;
     for (Segment seg : segments) {
-      b += (long) seg.words.length * Long.BYTES;
+      b += seg.bytes();
     }
     return b;
+  }
+
+  /** Whether a segment of twice the blocks of {@code full} may follow it. */
+  private boolean canGrow(Segment full) {
+    return full.blocks < MAX_BLOCKS && bytes + 2L * full.bytes() <= maxBytes;
   }
 
   /** How many segments the filter has grown to. */
@@ -137,6 +166,7 @@ final class KeyFilter {
     grown[grown.length - 1] = next;
     segments = grown; // before any key goes into it
     newest = next;
+    bytes += next.bytes();
     return next;
   }
 
@@ -162,6 +192,10 @@ final class KeyFilter {
       this.words = new long[blocks * WORDS_PER_BLOCK];
       this.blockShift = 64 - Integer.numberOfTrailingZeros(blocks);
       this.capacity = (long) blocks * 512 / BITS_PER_KEY;
+    }
+
+    long bytes() {
+      return (long) blocks * BLOCK_BYTES;
     }
 
     private int base(long h) {

@@ -161,11 +161,31 @@ final class KeyFilterTest {
     assertThat(f.segmentCount()).isEqualTo(2);
     assertThat(f.bytes()).isEqualTo(3 * KeyFilter.MIN_BLOCKS * 64L);
     // the first segment: twice the expected keys' bits, rounded up to a power of two of blocks
-    assertThat(KeyFilter.blocksFor(-1)).isEqualTo(KeyFilter.MIN_BLOCKS);
-    assertThat(KeyFilter.blocksFor(26_214)).isEqualTo(KeyFilter.MIN_BLOCKS);
-    assertThat(KeyFilter.blocksFor(26_215)).isEqualTo(2 * KeyFilter.MIN_BLOCKS);
-    assertThat(KeyFilter.blocksFor(10_000_000)).isEqualTo(1 << 19);
+    long any = Long.MAX_VALUE;
+    assertThat(KeyFilter.blocksFor(-1, any)).isEqualTo(KeyFilter.MIN_BLOCKS);
+    assertThat(KeyFilter.blocksFor(26_214, any)).isEqualTo(KeyFilter.MIN_BLOCKS);
+    assertThat(KeyFilter.blocksFor(26_215, any)).isEqualTo(2 * KeyFilter.MIN_BLOCKS);
+    assertThat(KeyFilter.blocksFor(10_000_000, any)).isEqualTo(1 << 19);
     // a store estimated past the largest segment gets the largest, not more (nor an overflow)
-    assertThat(KeyFilter.blocksFor(Long.MAX_VALUE)).isEqualTo(KeyFilter.MAX_BLOCKS);
+    assertThat(KeyFilter.blocksFor(Long.MAX_VALUE, any)).isEqualTo(KeyFilter.MAX_BLOCKS);
+    // within the memory budget: 10^7 keys' 32 MiB asked, 8 MiB allowed
+    assertThat(KeyFilter.blocksFor(10_000_000, 8L << 20)).isEqualTo(1 << 17);
+    assertThat(KeyFilter.blocksFor(10_000_000, 1)).isEqualTo(KeyFilter.MIN_BLOCKS);
+  }
+
+  /** At its memory budget the filter stops growing and fills its newest segment: no key lost. */
+  @Test
+  void aFilterAtItsBudgetKeepsEveryKeyInItsNewestSegment() {
+    long budget = 3 * KeyFilter.MIN_BLOCKS * 64L; // room for the first two segments only
+    KeyFilter f = new KeyFilter(0, budget);
+    long[] keys = randomHashes(41, 400_000);
+    for (long k : keys) {
+      f.add(k);
+    }
+    assertThat(f.segmentCount()).isEqualTo(2);
+    assertThat(f.bytes()).isEqualTo(budget);
+    for (long k : keys) {
+      assertThat(f.mightContain(k)).as("key hash %x", k).isTrue();
+    }
   }
 }
