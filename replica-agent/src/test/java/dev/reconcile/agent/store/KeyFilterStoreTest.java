@@ -86,6 +86,13 @@ final class KeyFilterStoreTest {
         s.put(local.get(i), bytes("value-" + i));
       }
       s.delete(local.get(0));
+      // keys longer than the rebuild's first buffer (256 bytes) and than its doubling
+      for (int len : new int[] {300, 5_000, 65_536}) {
+        byte[] longKey = new byte[len];
+        Arrays.fill(longKey, (byte) ('a' + len % 26));
+        local.add(longKey);
+        s.put(longKey, bytes("long"));
+      }
       // a repair batch as records, sliced (more than 64 keys), and one as checked rows
       List<ReplicaRecord> repaired = records("repair-", 300, recent);
       assertThat(s.apply(repaired).applied()).isEqualTo(300);
