@@ -243,13 +243,14 @@ final class RecordWriter {
       int n = incoming.size();
       Slot[] slotOf = new Slot[n];
       List<Slot> slots = slotsInRowOrder(incoming, slotOf);
+      List<byte[]> rows = rowsOf(slots);
       // At most applySliceKeys keys a write batch under the lock, so that a client's write waits
       // for one slice, not for the whole batch (docs/decisions.md, "apply slices").
       int sliceKeys = s.options.applySliceKeys();
       if (slots.size() <= sliceKeys) {
-        return applySlice(incoming, slots, slotOf, null, 0, n, s.writeOptions, client);
+        return applySlice(incoming, slots, rows, slotOf, null, 0, n, s.writeOptions, client);
       }
-      ApplyOutcome out = applySlices(incoming, slots, slotOf, sliceKeys, client);
+      ApplyOutcome out = applySlices(incoming, slots, rows, slotOf, sliceKeys, client);
       if (s.options.syncWrites() && out.applied() > 0) {
         syncWal(slots.size());
       }
@@ -284,13 +285,27 @@ final class RecordWriter {
     return slots;
   }
 
+  /** The rows of {@code slots}, in their order. */
+  private static List<byte[]> rowsOf(List<Slot> slots) {
+    List<byte[]> rows = new ArrayList<>(slots.size());
+    for (Slot slot : slots) {
+      rows.add(slot.row);
+    }
+    return rows;
+  }
+
   /**
    * Applies a batch of more than {@code sliceKeys} distinct keys ({@code slots}, in row order) as
    * slices of consecutive rows, each atomic and written unsynced; a failure after the first slice
    * says how many keys the slices before it applied.
    */
   private ApplyOutcome applySlices(
-      Incoming incoming, List<Slot> slots, Slot[] slotOf, int sliceKeys, boolean client) {
+      Incoming incoming,
+      List<Slot> slots,
+      List<byte[]> rows,
+      Slot[] slotOf,
+      int sliceKeys,
+      boolean client) {
     int n = incoming.size();
     // The entries of slice c are order[start[c], start[c + 1]), in the batch's order.
     int slices = (slots.size() + sliceKeys - 1) / sliceKeys;
@@ -311,13 +326,15 @@ final class RecordWriter {
     }
     ApplyOutcome out = ApplyOutcome.EMPTY;
     for (int c = 0; c < slices; c++) {
-      List<Slot> slice = slots.subList(c * sliceKeys, Math.min(slots.size(), (c + 1) * sliceKeys));
+      int first = c * sliceKeys;
+      int end = Math.min(slots.size(), first + sliceKeys);
       try {
         out =
             out.plus(
                 applySlice(
                     incoming,
-                    slice,
+                    slots.subList(first, end),
+                    rows.subList(first, end),
                     slotOf,
                     order,
                     start[c],
@@ -367,14 +384,16 @@ final class RecordWriter {
 
   /**
    * Applies one slice under the writer lock, in one write batch: the slots {@code slots} (in row
-   * order) and the entries {@code order[from, to)} (entries {@code [from, to)} when {@code order}
-   * is null), which are every entry of those slots ({@code slotOf[i]} is entry {@code i}'s slot),
-   * written with {@code writeOptions} (a batch of several slices writes them unsynced, then syncs
-   * the WAL once); for a {@code client}'s batch, reports the slice's wait for the writer lock.
+   * order; their rows {@code rows}) and the entries {@code order[from, to)} (entries {@code [from,
+   * to)} when {@code order} is null), which are every entry of those slots ({@code slotOf[i]} is
+   * entry {@code i}'s slot), written with {@code writeOptions} (a batch of several slices writes
+   * them unsynced, then syncs the WAL once); for a {@code client}'s batch, reports the slice's wait
+   * for the writer lock.
    */
   private ApplyOutcome applySlice(
       Incoming incoming,
       List<Slot> slots,
+      List<byte[]> rows,
       Slot[] slotOf,
       int[] order,
       int from,
@@ -383,10 +402,6 @@ final class RecordWriter {
       boolean client) {
     long maxVersion = maxVersion(incoming, order, from, to);
     long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
-    List<byte[]> rows = new ArrayList<>(slots.size());
-    for (Slot slot : slots) {
-      rows.add(slot.row);
-    }
     long asked = System.nanoTime();
     long locked = asked;
     s.lockWriterOutsideIngest(rows);
