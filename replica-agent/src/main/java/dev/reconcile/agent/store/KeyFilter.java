@@ -73,9 +73,6 @@ final class KeyFilter {
   /** The most memory all segments may take, in bytes. */
   private final long maxBytes;
 
-  /** The memory of all segments, in bytes (set by adders). */
-  private long bytes;
-
   /**
    * A filter whose first segment holds {@code expectedKeys} keys at half its capacity, within an
    * eighth of the heap.
@@ -90,7 +87,6 @@ final class KeyFilter {
     this.segments = new Segment[] {first};
     this.newest = first;
     this.maxBytes = maxBytes;
-    this.bytes = first.bytes();
   }
 
   /**
@@ -149,7 +145,7 @@ final class KeyFilter {
 
   /** Whether a segment of twice the blocks of {@code full} may follow it. */
   private boolean canGrow(Segment full) {
-    return full.blocks < MAX_BLOCKS && bytes + 2L * full.bytes() <= maxBytes;
+    return full.blocks < MAX_BLOCKS && bytes() + 2L * full.bytes() <= maxBytes;
   }
 
   /** How many segments the filter has grown to. */
@@ -166,7 +162,6 @@ final class KeyFilter {
     grown[grown.length - 1] = next;
     segments = grown; // before any key goes into it
     newest = next;
-    bytes += next.bytes();
     return next;
   }
 
