@@ -170,7 +170,17 @@ class BenchCommandTest {
       for (String column : List.of("jit_cpu_ms", "gc_cpu_ms", "rocksdb_cpu_ms", "wait_ms")) {
         assertThat(Long.parseLong(row.get(column))).as("%s of row %s", column, row).isNotNegative();
       }
-      assertThat(Long.parseLong(row.get("other_cpu_ms"))).as("row %s", row).isPositive();
+      long other = Long.parseLong(row.get("other_cpu_ms"));
+      assertThat(other).as("row %s", row).isPositive();
+      // The round workers sent and applied the records; the parts are within the rest (each
+      // rounded down to a millisecond).
+      long round = Long.parseLong(row.get("round_cpu_ms"));
+      long loops = Long.parseLong(row.get("event_loop_cpu_ms"));
+      long upkeep = Long.parseLong(row.get("sketch_upkeep_cpu_ms"));
+      assertThat(round).as("row %s", row).isPositive();
+      assertThat(loops).as("row %s", row).isNotNegative();
+      assertThat(upkeep).as("row %s", row).isNotNegative();
+      assertThat(round + loops + upkeep).as("row %s", row).isLessThanOrEqualTo(other);
     }
     assertThat(r.out()).contains("latency ratio n=2000 / n=1000").contains("bench finished");
   }

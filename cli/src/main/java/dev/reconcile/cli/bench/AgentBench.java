@@ -488,7 +488,10 @@ public final class AgentBench {
             cpu == null ? -1 : Math.round(cpu.otherSeconds() * 1000),
             cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000),
             randomKeys ? "random" : "clustered",
-            differing);
+            differing,
+            cpu == null ? -1 : cpu.roundMillis(),
+            cpu == null ? -1 : cpu.eventLoopMillis(),
+            cpu == null ? -1 : cpu.upkeepMillis());
         log.accept(
             String.format(
                 "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f"
@@ -504,11 +507,15 @@ public final class AgentBench {
                     ? "no CPU by thread (not Linux)"
                     : String.format(
                         "CPU over the round: JIT %.2f s, GC %.2f s, RocksDB's threads %.2f s, the"
-                            + " rest %.2f s, runnable but waiting %.2f s",
+                            + " rest %.2f s (round workers %.2f s, event loops %.2f s, sketch"
+                            + " upkeep %.2f s), runnable but waiting %.2f s",
                         cpu.jitSeconds(),
                         cpu.gcSeconds(),
                         cpu.rocksDbSeconds(),
                         cpu.otherSeconds(),
+                        cpu.roundMillis() / 1e3,
+                        cpu.eventLoopMillis() / 1e3,
+                        cpu.upkeepMillis() / 1e3,
                         cpu.waitSeconds())));
       }
       return new StreamRate(
@@ -593,7 +600,10 @@ public final class AgentBench {
         "other_cpu_ms",
         "wait_ms",
         "keys",
-        "differing_records");
+        "differing_records",
+        "round_cpu_ms",
+        "event_loop_cpu_ms",
+        "sketch_upkeep_cpu_ms");
   }
 
   /**

@@ -20,7 +20,10 @@ import java.util.OptionalDouble;
  * <p>Threads are sorted into the JIT's compiler threads ({@code C1 CompilerThre}, {@code C2
  * CompilerThre}), the garbage collector's ({@code GC Thread#N}, {@code G1 ...}, {@code VM Thread})
  * and RocksDB's background threads ({@code rocksdb:...}); the rest is the agent's own work (event
- * loops, the round's worker, the JVM's other threads). A {@link Sample} is taken before and after a
+ * loops, the round's worker, the JVM's other threads), of which three parts are counted apart too
+ * ({@link Part}): the round workers ({@code round-from-...}, {@code round-to-...} during a round,
+ * {@code idle-round-work...} between rounds), Vert.x's event loops ({@code vert.x-eventloo...}) and
+ * the stores' sketch upkeep ({@code sketch-upkeep}). A {@link Sample} is taken before and after a
  * round; {@link Sample#minus} counts a thread absent from the first sample from zero. A thread that
  * exits between the two is not counted: the totals of a process's own accounting ({@code
  * ProcessHandle.Info}) still hold it.
@@ -32,8 +35,19 @@ import java.util.OptionalDouble;
 final class ThreadCpu {
   private ThreadCpu() {}
 
-  /** Nanoseconds per group, plus the summed run-queue wait. */
-  record Totals(long jitNanos, long gcNanos, long rocksDbNanos, long otherNanos, long waitNanos) {
+  /**
+   * Nanoseconds per group, plus the summed run-queue wait; {@code roundNanos}, {@code
+   * eventLoopNanos} and {@code upkeepNanos} are parts of {@code otherNanos}.
+   */
+  record Totals(
+      long jitNanos,
+      long gcNanos,
+      long rocksDbNanos,
+      long otherNanos,
+      long waitNanos,
+      long roundNanos,
+      long eventLoopNanos,
+      long upkeepNanos) {
     double jitSeconds() {
       return jitNanos / 1e9;
     }
@@ -52,6 +66,18 @@ final class ThreadCpu {
 
     double waitSeconds() {
       return waitNanos / 1e9;
+    }
+
+    long roundMillis() {
+      return roundNanos / 1_000_000;
+    }
+
+    long eventLoopMillis() {
+      return eventLoopNanos / 1_000_000;
+    }
+
+    long upkeepMillis() {
+      return upkeepNanos / 1_000_000;
     }
   }
 
@@ -73,6 +99,9 @@ final class ThreadCpu {
       long rocks = 0;
       long other = 0;
       long wait = 0;
+      long round = 0;
+      long eventLoop = 0;
+      long upkeep = 0;
       for (Map.Entry<Long, Task> e : tasks.entrySet()) {
         Task now = e.getValue();
         Task then = before.tasks.get(e.getKey());
@@ -82,10 +111,18 @@ final class ThreadCpu {
           case JIT -> jit += cpu;
           case GC -> gc += cpu;
           case ROCKSDB -> rocks += cpu;
-          case OTHER -> other += cpu;
+          case OTHER -> {
+            other += cpu;
+            switch (part(now.name)) {
+              case ROUND -> round += cpu;
+              case EVENT_LOOP -> eventLoop += cpu;
+              case SKETCH_UPKEEP -> upkeep += cpu;
+              case NONE -> {}
+            }
+          }
         }
       }
-      return new Totals(jit, gc, rocks, other, wait);
+      return new Totals(jit, gc, rocks, other, wait, round, eventLoop, upkeep);
     }
   }
 
@@ -96,6 +133,30 @@ final class ThreadCpu {
     GC,
     ROCKSDB,
     OTHER
+  }
+
+  /** The parts of {@link Group#OTHER} counted apart. */
+  enum Part {
+    ROUND,
+    EVENT_LOOP,
+    SKETCH_UPKEEP,
+    NONE
+  }
+
+  /**
+   * The part of {@link Group#OTHER} a thread's CPU is counted in, by the name Linux holds for it.
+   */
+  static Part part(String name) {
+    if (name.startsWith("round-") || name.startsWith("idle-round-work")) {
+      return Part.ROUND;
+    }
+    if (name.startsWith("vert.x-eventloo")) {
+      return Part.EVENT_LOOP;
+    }
+    if (name.startsWith("sketch-upkeep")) {
+      return Part.SKETCH_UPKEEP;
+    }
+    return Part.NONE;
   }
 
   /** The group of a thread, by the name Linux holds for it. */

@@ -22,6 +22,17 @@ final class ThreadCpuTest {
   }
 
   @Test
+  void theAgentsOwnThreadsFallIntoTheirParts() {
+    assertEquals(ThreadCpu.Part.ROUND, ThreadCpu.part("round-from-127."));
+    assertEquals(ThreadCpu.Part.ROUND, ThreadCpu.part("round-to-127.0."));
+    assertEquals(ThreadCpu.Part.ROUND, ThreadCpu.part("idle-round-work"));
+    assertEquals(ThreadCpu.Part.EVENT_LOOP, ThreadCpu.part("vert.x-eventloo"));
+    assertEquals(ThreadCpu.Part.SKETCH_UPKEEP, ThreadCpu.part("sketch-upkeep"));
+    assertEquals(ThreadCpu.Part.NONE, ThreadCpu.part("vert.x-acceptor"));
+    assertEquals(ThreadCpu.Part.NONE, ThreadCpu.part("java"));
+  }
+
+  @Test
   void differenceCountsNewThreadsFromZeroAndSumsWaits(@TempDir Path dir) throws Exception {
     task(dir, 10, "C2 CompilerThre", 1_000, 50);
     task(dir, 11, "worker", 2_000, 70);
@@ -32,7 +43,25 @@ final class ThreadCpuTest {
     ThreadCpu.Sample after = ThreadCpu.of(dir).orElseThrow();
     assertEquals(3, after.tasks().size());
     ThreadCpu.Totals d = after.minus(before);
-    assertEquals(new ThreadCpu.Totals(3_000, 0, 700, 500, 100 + 20 + 5), d);
+    assertEquals(new ThreadCpu.Totals(3_000, 0, 700, 500, 100 + 20 + 5, 0, 0, 0), d);
+  }
+
+  @Test
+  void partsOfTheRestFollowATaskAcrossARenameAndSumToAtMostTheRest(@TempDir Path dir)
+      throws Exception {
+    task(dir, 20, "idle-round-work", 1_000_000, 0);
+    task(dir, 21, "vert.x-eventloo", 2_000_000, 0);
+    ThreadCpu.Sample before = ThreadCpu.of(dir).orElseThrow();
+    // The worker took a round's name while it ran; its CPU is still the same task's.
+    task(dir, 20, "round-to-127.0.", 5_000_000, 0);
+    task(dir, 21, "vert.x-eventloo", 3_000_000, 0);
+    task(dir, 22, "sketch-upkeep", 4_000_000, 0);
+    task(dir, 23, "vert.x-acceptor", 9_000_000, 0);
+    ThreadCpu.Totals d = ThreadCpu.of(dir).orElseThrow().minus(before);
+    assertEquals(4_000_000 + 1_000_000 + 4_000_000 + 9_000_000, d.otherNanos());
+    assertEquals(4, d.roundMillis());
+    assertEquals(1, d.eventLoopMillis());
+    assertEquals(4, d.upkeepMillis());
   }
 
   @Test
