@@ -43,8 +43,8 @@ import org.rocksdb.WriteOptions;
 
 /**
  * Replica store costs: local write throughput with and without sketch maintenance (and plain
- * RocksDB puts as the floor), repair {@code apply} throughput of 100-byte records, and the sketch
- * rebuild at open from a prepared store.
+ * RocksDB puts as the floor), a client's point reads, repair {@code apply} throughput of 100-byte
+ * records, and the sketch rebuild at open from a prepared store.
  *
  * <pre>
  *   ./mvnw -B -ntp -o -pl benchmarks -am package -DskipTests
@@ -305,6 +305,65 @@ public class StoreBenchmark {
   @Measurement(iterations = 5, time = 2)
   public ApplyOutcome apply(Applies s) {
     return s.store.apply(s.batch());
+  }
+
+  /**
+   * A client's point reads: a store loaded with {@code records} 100-byte records by bulk writes of
+   * a thousand (left as the load leaves it: the last ones in the memtables, the rest in table
+   * files), read at keys drawn uniformly from those stored ({@code PRESENT}) or from keys never
+   * written ({@code ABSENT}).
+   */
+  @State(Scope.Benchmark)
+  public static class Reads {
+    @Param({"1000000"})
+    public int records;
+
+    @Param({"PRESENT", "ABSENT"})
+    public String keys;
+
+    Path dir;
+    ReplicaStore store;
+    final SplittableRandom random = new SplittableRandom(3);
+
+    @Setup(Level.Trial)
+    public void setUp() throws IOException {
+      dir = Files.createTempDirectory("store-bench-reads");
+      store = ReplicaStore.open(options(dir, params(4, 15)).build());
+      byte[] value = new byte[VALUE_BYTES];
+      new SplittableRandom(4).nextBytes(value);
+      List<ReplicaRecord> batch = new ArrayList<>(1000);
+      for (int i = 0; i < records; i++) {
+        batch.add(
+            ReplicaRecord.of(key(i), value, HybridClock.version(1_700_000_000_000L + i, 0), 77));
+        if (batch.size() == 1000 || i == records - 1) {
+          store.putAll(batch);
+          batch.clear();
+        }
+      }
+    }
+
+    byte[] nextKey() {
+      int i = random.nextInt(records);
+      return key(keys.equals("PRESENT") ? i : (long) records + i);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws IOException {
+      store.close();
+      deleteTree(dir);
+    }
+  }
+
+  @Benchmark
+  @BenchmarkMode(Mode.AverageTime)
+  @OutputTimeUnit(TimeUnit.NANOSECONDS)
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {"-Xmx3g"})
+  @Warmup(iterations = 2, time = 2)
+  @Measurement(iterations = 5, time = 2)
+  public Object get(Reads s) {
+    return s.store.get(s.nextKey());
   }
 
   /** A prepared store of {@code records} 100-byte records, reopened by each invocation. */
