@@ -7,7 +7,7 @@ import java.util.Arrays;
  * means the records family has no row for the key, so the conflict rule's read of the current
  * record can be skipped (a repair mostly brings keys the receiver lacks; the read of a lacking key
  * still costs RocksDB a memtable filter, a level walk and a table filter probe per file, through
- * JNI). True means nothing: the key may be stored.
+ * JNI), and so can a client's read of the key. True means nothing: the key may be stored.
  *
  * <p><b>Structure.</b> A split block Bloom filter [1, 2] in segments. A segment is {@code 2^b}
  * blocks of 512 bits (eight {@code long} words, one cache line); a key hash {@code k} is mixed
@@ -29,13 +29,16 @@ import java.util.Arrays;
  * their bits: a removed key becomes a false positive until the next open rebuilds the filter from
  * the digest index (one row a stored key).
  *
- * <p><b>Concurrency.</b> {@link #add} and {@link #mightContain} are called under the store's writer
- * lock, which also orders them against an ingest's end; {@link #addAll} is for the rebuild at open,
- * whose scanners share the filter before the store is published and take its monitor a batch of a
- * thousand keys at a time (with an atomic update of eight words a key instead, the rebuild of 10^6
- * keys took 88-115 ms more than without the filter; with batches, 16-64 ms). A key is added before
- * the write that stores it, so a failed write leaves at most a false positive, never a stored key
- * the filter denies.
+ * <p><b>Concurrency.</b> {@link #add} is called under the store's writer lock, and so is {@link
+ * #mightContain} on the write path; a read of one key ({@code RecordReader.get}) calls {@link
+ * #mightContain} without it, beside additions: {@link #segments} is volatile and set before any key
+ * goes into a new segment, and a word's bits are only ever set, so a query sees every bit set
+ * before the write that made its key visible (even a torn read of a word is a superset of the old
+ * word). {@link #addAll} is for the rebuild at open, whose scanners share the filter before the
+ * store is published and take its monitor a batch of a thousand keys at a time (with an atomic
+ * update of eight words a key instead, the rebuild of 10^6 keys took 88-115 ms more than without
+ * the filter; with batches, 16-64 ms). A key is added before the write that stores it, so a failed
+ * write leaves at most a false positive, never a stored key the filter denies.
  *
  * <p>Memory: {@value #BITS_PER_KEY} bits (1.25 bytes) a key of capacity, at least {@value
  * #MIN_BLOCKS} blocks (64 KiB) a store; at most twice the keys' share after growth. All segments

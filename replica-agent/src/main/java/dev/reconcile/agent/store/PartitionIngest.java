@@ -501,6 +501,9 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
           return false;
         }
         s.beginIngest(firstRow, lastRow);
+        // Before the files make the keys visible: a read of one key asks the filter first. A
+        // failed ingest leaves the keys as the filter's false positives.
+        writer.willIngest(keyHashes, n);
       } finally {
         s.writer.unlock();
       }
@@ -529,7 +532,7 @@ final class PartitionIngest implements RecordStore.PartitionLoad {
             undoAfterFailure(e);
             throw e;
           }
-          writer.ingested(partition, elements, keyHashes, n);
+          writer.ingested(partition, elements, n);
         } finally {
           s.writer.unlock();
         }

@@ -25,13 +25,22 @@ import org.rocksdb.Snapshot;
  * The store's record reads: one key, the records of a partition's elements through the digest
  * index, and a full scan. They run on any number of threads without the writer lock (RocksDB reads
  * are thread-safe), under the lifecycle read lock so that a close waits for them.
+ *
+ * <p>A read of one key asks the store's {@link KeyFilter} first and answers "absent" without
+ * RocksDB when the filter denies the key (a key the store lacks costs a hash and one cache line
+ * instead of a memtable filter, a level walk and a table filter per file through JNI). That is safe
+ * without the writer lock because every write path adds a key to the filter before the write that
+ * makes its record visible (an ingest too, {@link PartitionIngest}), and bits are only ever set: a
+ * read that finds the key's bits unset ran before the key's first write.
  */
 final class RecordReader {
   private final StoreDb s;
+  private final KeyFilter keys; // null when the store keeps none (read-only)
   private final Set<Scan> openScans = ConcurrentHashMap.newKeySet();
 
-  RecordReader(StoreDb s) {
+  RecordReader(StoreDb s, KeyFilter keys) {
     this.s = s;
+    this.keys = keys;
   }
 
   /** The current record of {@code key}, tombstones included (callers treat them as absent). */
@@ -39,7 +48,11 @@ final class RecordReader {
     s.lifecycle.readLock().lock();
     try {
       s.checkOpen();
-      Stored r = decodeOrNull(key, s.db.get(s.records, s.recordRow(key)));
+      long keyHash = s.spec.keyHash(key);
+      if (keys != null && !keys.mightContain(keyHash)) {
+        return Optional.empty();
+      }
+      Stored r = decodeOrNull(key, s.db.get(s.records, RecordKeys.of(s.partitionOf(keyHash), key)));
       return r == null ? Optional.empty() : Optional.of(r.toRecord());
     } catch (RocksDBException e) {
       throw new StoreException(

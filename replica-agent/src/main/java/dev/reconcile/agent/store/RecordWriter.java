@@ -658,15 +658,23 @@ final class RecordWriter {
   }
 
   /**
-   * A chunk of a {@link PartitionIngest} is in RocksDB (under the writer lock): {@code n} records
-   * that were absent, whose elements are {@code elements[0, n)} and key hashes {@code keyHashes[0,
-   * n)}. A writer of a key in the chunk's range has waited for this ({@link
-   * StoreDb#lockWriterOutsideIngest}), so the key filter holds the keys before any reads them.
+   * A chunk of a {@link PartitionIngest} whose range is now reserved is about to be ingested (under
+   * the writer lock): its keys, of hashes {@code keyHashes[0, n)}, go into the key filter before
+   * the files make them visible to readers.
    */
-  void ingested(int partition, long[] elements, long[] keyHashes, int n) {
+  void willIngest(long[] keyHashes, int n) {
     for (int i = 0; i < n; i++) {
       added(keyHashes[i]);
     }
+  }
+
+  /**
+   * A chunk of a {@link PartitionIngest} is in RocksDB (under the writer lock): {@code n} records
+   * that were absent, whose elements are {@code elements[0, n)} and whose keys {@link #willIngest}
+   * added. A writer of a key in the chunk's range has waited for this ({@link
+   * StoreDb#lockWriterOutsideIngest}).
+   */
+  void ingested(int partition, long[] elements, int n) {
     recordCount.addAndGet(n);
     appliedRecords.add(n);
     ingestedRecords.add(n);

@@ -135,7 +135,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
       s.closeNatives();
       throw e;
     }
-    this.reader = new RecordReader(s);
+    this.reader = new RecordReader(s, keys);
     this.audit = new StoreAudit(s, sketches, keys);
   }
 

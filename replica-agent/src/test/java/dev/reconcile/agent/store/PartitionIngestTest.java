@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -382,6 +383,54 @@ final class PartitionIngestTest {
       }
       assertThat(s.recordCount()).isEqualTo(records.size());
       assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  /**
+   * A read of one key asks the key filter before RocksDB, so the filter must hold a chunk's keys
+   * before its files make them visible: read between the two ingests (step 2: the records file is
+   * in, the digests file not yet) and after both (step 3, before the end), every record of the
+   * chunk is found, from another thread as a client's get would be (with the keys added at the
+   * ingest's end, as before stop 51, the reads find nothing and this fails).
+   */
+  @Test
+  void aReadDuringAnIngestFindsTheRecordsItsFilesMadeVisible() throws Exception {
+    List<ReplicaRecord> records = partitionRecords(32, 300, 20);
+    for (int step : new int[] {2, 3}) {
+      ReplicaStore[] store = new ReplicaStore[1];
+      List<String> problems = new ArrayList<>();
+      int[] reads = new int[1];
+      ReplicaStore.Hooks hooks =
+          during(
+              step,
+              () -> {
+                Thread reader =
+                    new Thread(
+                        () -> {
+                          for (ReplicaRecord r : records) {
+                            reads[0]++;
+                            if (!store[0].get(r.key()).equals(Optional.of(r))) {
+                              problems.add("step " + step + ": " + ReplicaRecord.hex(r.key(), 32));
+                            }
+                          }
+                        });
+                reader.start();
+                try {
+                  reader.join();
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      try (ReplicaStore s = open(tmp.resolve("read-" + step), hooks)) {
+        store[0] = s;
+        try (RecordStore.PartitionLoad load = ingest(s, P)) {
+          load.add(records);
+          assertThat(load.finish().applied()).isEqualTo(records.size());
+        }
+        assertThat(reads[0]).as("reads during step %d", step).isEqualTo(records.size());
+        assertThat(problems).isEmpty();
+        assertSameAsApplied(s, records);
+      }
     }
   }
 
