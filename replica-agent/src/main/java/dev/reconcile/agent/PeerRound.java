@@ -198,7 +198,7 @@ final class PeerRound {
               internalError(ex);
               return;
             }
-            context.runOnContext(v -> afterStep(d));
+            onContext(() -> afterStep(d));
           });
     } catch (RejectedExecutionException ex) {
       pendingSteps--; // the round already ended
@@ -313,9 +313,22 @@ final class PeerRound {
   }
 
   /** A step threw with the session not failed: a bug or a store failure; ends the round. */
+  /**
+   * Worker: runs {@code action} on the round's event loop. When the loop has stopped (the agent is
+   * closing) nothing more of the round can run: the agent's close ends it ({@link
+   * PeerService#abandonRounds}), and this says so instead of failing the worker's task.
+   */
+  private void onContext(Runnable action) {
+    try {
+      context.runOnContext(v -> action.run());
+    } catch (RejectedExecutionException ex) {
+      LOG.info("round with {}: the agent closed during a step; the round ends with it", peerLabel);
+    }
+  }
+
   private void internalError(Throwable ex) {
     LOG.error("round with {}: internal error", peerLabel, ex);
-    context.runOnContext(v -> fail("internal error: " + ex));
+    onContext(() -> fail("internal error: " + ex));
   }
 
   private void onClosed(String reason) {
@@ -353,7 +366,7 @@ final class PeerRound {
       worker.execute(
           () -> {
             RoundReport report = abortAndReport(reason);
-            context.runOnContext(v -> failWith(report, reason));
+            onContext(() -> failWith(report, reason));
           });
     } catch (RejectedExecutionException ex) {
       // The round already ended.

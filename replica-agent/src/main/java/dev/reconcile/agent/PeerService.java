@@ -24,6 +24,7 @@ import java.util.BitSet;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,6 +56,10 @@ final class PeerService {
   private final Map<String, AtomicInteger> activeByPeer = new ConcurrentHashMap<>();
   private final Map<String, RoundReport> lastByPeer = new ConcurrentHashMap<>();
   private final Map<String, Future<RoundReport>> running = new ConcurrentHashMap<>();
+
+  /** The results of the rounds this agent started that have not ended ({@link #abandonRounds}). */
+  private final Set<Promise<RoundReport>> unfinished = ConcurrentHashMap.newKeySet();
+
   private final Set<String> lastRoundOk = ConcurrentHashMap.newKeySet();
   // Initiator: the differences of the last two successful rounds with each peer, latest first.
   private final Map<String, long[]> lastDifferences = new ConcurrentHashMap<>();
@@ -295,8 +300,43 @@ final class PeerService {
     }
     active.incrementAndGet();
     Promise<RoundReport> result = Promise.promise();
-    context.runOnContext(v -> attempt(peer, label, dryRun, true).onComplete(result));
-    return result.future().onComplete(x -> active.decrementAndGet());
+    unfinished.add(result);
+    // tryComplete and tryFail: the agent's close may have ended the round first (abandonRounds).
+    context.runOnContext(
+        v ->
+            attempt(peer, label, dryRun, true)
+                .onComplete(
+                    ar -> {
+                      if (ar.succeeded()) {
+                        result.tryComplete(ar.result());
+                      } else {
+                        result.tryFail(ar.cause());
+                      }
+                    }));
+    return result
+        .future()
+        .onComplete(
+            x -> {
+              unfinished.remove(result);
+              active.decrementAndGet();
+            });
+  }
+
+  /**
+   * Ends every round this agent started that has not ended, failed with {@code reason}: for the
+   * agent's close, once its event loops have stopped. A round's steps hand their results to its
+   * event loop; a step that was running when the loop stopped cannot, and the round's result, which
+   * its caller waits for, would never come (the replay soak waited ten minutes for one). The
+   * results are promises without a context, so they complete here, on the closing thread.
+   */
+  void abandonRounds(String reason) {
+    for (Promise<RoundReport> p : List.copyOf(unfinished)) {
+      RoundReport r = new RoundReport();
+      r.role = "initiator";
+      r.ok = false;
+      r.error = reason;
+      p.tryComplete(r);
+    }
   }
 
   /**

@@ -274,6 +274,7 @@ public final class ReplicaAgent implements AutoCloseable {
     } catch (Exception e) {
       LOG.warn("closing vert.x: {}", e.toString());
     }
+    peers.abandonRounds("the agent closed during the round");
     roundThreads.shutdown();
     metrics.close();
     store.close();
