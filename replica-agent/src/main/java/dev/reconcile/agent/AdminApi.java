@@ -255,6 +255,11 @@ final class AdminApi {
     if (key == null) {
       return;
     }
+    if (store.surelyLacks(key)) {
+      // The store's key filter denies the key: answered here, without a worker thread.
+      json(ctx, 404, error("no such key"));
+      return;
+    }
     vertx
         .executeBlocking(() -> store.get(key).orElse(null), false)
         .onSuccess(

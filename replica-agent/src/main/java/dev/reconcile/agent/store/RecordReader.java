@@ -43,6 +43,15 @@ final class RecordReader {
     this.keys = keys;
   }
 
+  /**
+   * True when the key filter denies {@code key}: the store surely holds no record of it. No lock
+   * and no I/O; false means nothing (and is the answer of a store that keeps no filter, or is
+   * closed, whose {@link #get} then says so).
+   */
+  boolean surelyLacks(byte[] key) {
+    return keys != null && !s.isClosed() && !keys.mightContain(s.spec.keyHash(key));
+  }
+
   /** The current record of {@code key}, tombstones included (callers treat them as absent). */
   Optional<ReplicaRecord> get(byte[] key) {
     s.lifecycle.readLock().lock();

@@ -316,6 +316,16 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   }
 
   /**
+   * True when the store surely holds no record of {@code key}: its key filter denies the key. It
+   * takes no lock and does no I/O (a hash and a cache line a filter segment), so an event loop may
+   * ask it; false means nothing (ask {@link #get}), and a read-only store, which keeps no filter,
+   * always answers false.
+   */
+  public boolean surelyLacks(byte[] key) {
+    return reader.surelyLacks(key);
+  }
+
+  /**
    * The current records of {@code partition} whose element is in {@code elements}, read at one
    * snapshot through the digest index. Elements no longer present (overwritten meanwhile) are
    * skipped; an element shared by several keys yields all of them.

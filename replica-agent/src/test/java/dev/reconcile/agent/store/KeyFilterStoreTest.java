@@ -56,6 +56,7 @@ final class KeyFilterStoreTest {
   private static void olderVersionsLose(ReplicaStore s, List<byte[]> keys) {
     List<ReplicaRecord> stored = new ArrayList<>();
     for (byte[] k : keys) {
+      assertThat(s.surelyLacks(k)).as("surely lacks stored %s", ReplicaRecord.hex(k, 32)).isFalse();
       stored.add(
           s.get(k).orElseThrow(() -> new AssertionError("missing " + ReplicaRecord.hex(k, 32))));
     }
@@ -113,15 +114,34 @@ final class KeyFilterStoreTest {
         olderVersionsLose(s, keys);
         all.addAll(keys);
       }
+      // keys never written: the filter denies nearly all of them (about 0.03 % false positives
+      // in a segment at half its capacity), and a store that keeps none or is closed says nothing
+      int denied = 0;
+      for (int i = 0; i < 1_000; i++) {
+        if (s.surelyLacks(bytes("never-" + i))) {
+          denied++;
+          assertThat(s.get(bytes("never-" + i))).isEmpty();
+        }
+      }
+      assertThat(denied).isGreaterThan(980);
       // new keys skip the read: none of them is stored
       long skipped = s.stats().keyFilterSkippedReads();
       s.apply(records("fresh-", 100, recent));
       assertThat(s.stats().keyFilterSkippedReads() - skipped).isGreaterThan(90);
       assertThat(s.stats().keyFilterBytes()).isEqualTo(KeyFilter.MIN_BLOCKS * 64L);
     }
+    ReplicaStore closed;
     try (ReplicaStore s = open(dir, millis)) { // rebuilt from the digest index
       olderVersionsLose(s, all);
       assertThat(s.stats().keyFilterFalsePositives()).isZero();
+      assertThat(s.surelyLacks(bytes("never-0"))).isTrue();
+      closed = s;
+    }
+    assertThat(closed.surelyLacks(bytes("never-0"))).as("a closed store").isFalse();
+    try (ReplicaStore ro =
+        ReplicaStore.open(Fixtures.options(dir, null, PARAMS, millis).readOnly(true).build())) {
+      assertThat(ro.surelyLacks(bytes("never-0"))).as("a read-only store").isFalse();
+      assertThat(ro.get(all.get(0))).isPresent();
     }
   }
 
