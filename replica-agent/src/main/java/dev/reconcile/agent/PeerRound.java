@@ -312,7 +312,6 @@ final class PeerRound {
         });
   }
 
-  /** A step threw with the session not failed: a bug or a store failure; ends the round. */
   /**
    * Worker: runs {@code action} on the round's event loop. When the loop has stopped (the agent is
    * closing) nothing more of the round can run: the agent's close ends it ({@link
@@ -326,6 +325,7 @@ final class PeerRound {
     }
   }
 
+  /** A step threw with the session not failed: a bug or a store failure; ends the round. */
   private void internalError(Throwable ex) {
     LOG.error("round with {}: internal error", peerLabel, ex);
     onContext(() -> fail("internal error: " + ex));

@@ -57,8 +57,11 @@ final class PeerService {
   private final Map<String, RoundReport> lastByPeer = new ConcurrentHashMap<>();
   private final Map<String, Future<RoundReport>> running = new ConcurrentHashMap<>();
 
-  /** The results of the rounds this agent started that have not ended ({@link #abandonRounds}). */
-  private final Set<Promise<RoundReport>> unfinished = ConcurrentHashMap.newKeySet();
+  /**
+   * The results of the rounds this agent started that have not ended, to their peers' labels
+   * ({@link #abandonRounds}).
+   */
+  private final Map<Promise<RoundReport>, String> unfinished = new ConcurrentHashMap<>();
 
   private final Set<String> lastRoundOk = ConcurrentHashMap.newKeySet();
   // Initiator: the differences of the last two successful rounds with each peer, latest first.
@@ -300,7 +303,7 @@ final class PeerService {
     }
     active.incrementAndGet();
     Promise<RoundReport> result = Promise.promise();
-    unfinished.add(result);
+    unfinished.put(result, label);
     // tryComplete and tryFail: the agent's close may have ended the round first (abandonRounds).
     context.runOnContext(
         v ->
@@ -330,12 +333,13 @@ final class PeerService {
    * results are promises without a context, so they complete here, on the closing thread.
    */
   void abandonRounds(String reason) {
-    for (Promise<RoundReport> p : List.copyOf(unfinished)) {
+    for (Map.Entry<Promise<RoundReport>, String> e : List.copyOf(unfinished.entrySet())) {
       RoundReport r = new RoundReport();
+      r.peer = e.getValue();
       r.role = "initiator";
       r.ok = false;
       r.error = reason;
-      p.tryComplete(r);
+      e.getKey().tryComplete(r);
     }
   }
 
