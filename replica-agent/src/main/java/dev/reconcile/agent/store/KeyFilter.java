@@ -107,6 +107,14 @@ final class KeyFilter {
     return (int) Math.min(MAX_BLOCKS, Math.max(MIN_BLOCKS, blocks));
   }
 
+  /**
+   * True when {@code filter} is a filter (a writable store keeps one, a read-only one none) that
+   * denies {@code keyHash}: the store surely holds no record of the key.
+   */
+  static boolean denies(KeyFilter filter, long keyHash) {
+    return filter != null && !filter.mightContain(keyHash);
+  }
+
   /** False when no key of hash {@code keyHash} was ever added. */
   boolean mightContain(long keyHash) {
     long h = mix(keyHash);

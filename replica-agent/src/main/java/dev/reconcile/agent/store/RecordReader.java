@@ -49,7 +49,7 @@ final class RecordReader {
    * closed, whose {@link #get} then says so).
    */
   boolean surelyLacks(byte[] key) {
-    return keys != null && !s.isClosed() && !keys.mightContain(s.spec.keyHash(key));
+    return !s.isClosed() && KeyFilter.denies(keys, s.spec.keyHash(key));
   }
 
   /** The current record of {@code key}, tombstones included (callers treat them as absent). */
@@ -58,7 +58,7 @@ final class RecordReader {
     try {
       s.checkOpen();
       long keyHash = s.spec.keyHash(key);
-      if (keys != null && !keys.mightContain(keyHash)) {
+      if (KeyFilter.denies(keys, keyHash)) {
         return Optional.empty();
       }
       Stored r = decodeOrNull(key, s.db.get(s.records, RecordKeys.of(s.partitionOf(keyHash), key)));

@@ -683,7 +683,7 @@ final class RecordWriter {
 
   /** False when the records family surely has no row of the key of hash {@code keyHash}. */
   private boolean mayBeStored(long keyHash) {
-    return keys == null || keys.mightContain(keyHash);
+    return !KeyFilter.denies(keys, keyHash);
   }
 
   /** A key of hash {@code keyHash} is about to be stored (under the writer lock). */

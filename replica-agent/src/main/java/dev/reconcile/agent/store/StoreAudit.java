@@ -215,7 +215,7 @@ final class StoreAudit {
             continue;
           }
           long kh = spec.keyHash(r.key);
-          if (keys != null && !keys.mightContain(kh)) {
+          if (KeyFilter.denies(keys, kh)) {
             problem(
                 problems,
                 "the key filter denies stored key "
