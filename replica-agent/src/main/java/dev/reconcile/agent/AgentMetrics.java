@@ -162,7 +162,15 @@ public final class AgentMetrics implements AutoCloseable {
             s -> s.stats().keyFilterFalsePositives())
         .description(
             "Reads of a current record the key filter let through that found none (false"
-                + " positives, or keys deleted since the open)")
+                + " positives, or keys purged since the filter was built)")
+        .register(registry);
+    Gauge.builder("reconcile_store_key_filter_segments", store, s -> s.stats().keyFilterSegments())
+        .description("Segments of the key filter a query reads (1 after an open or a rebuild)")
+        .strongReference(true)
+        .register(registry);
+    FunctionCounter.builder(
+            "reconcile_store_key_filter_rebuilds", store, s -> s.stats().keyFilterRebuilds())
+        .description("Rebuilds of the key filter into one segment since the start")
         .register(registry);
     Gauge.builder("reconcile_sketch_upkeep_pending", store, s -> s.symbolUpkeep()[1])
         .description("Coded-symbol updates queued by writes and not yet applied")

@@ -1,6 +1,7 @@
 package dev.reconcile.agent.store;
 
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An in-memory filter of the keys the store holds, by their key hash: {@link #mightContain} false
@@ -25,9 +26,18 @@ import java.util.Arrays;
  * tightening: a query's false-positive rate is at most the sum of the segments' rates, about 1 %
  * for each full segment, and the older, smaller segments are cache-resident). The first segment is
  * sized at open for twice the store's estimated keys, so a store that has not doubled since its
- * open has one segment; an empty store that grows to 10^6 keys has five. Deletes and purges leave
- * their bits: a removed key becomes a false positive until the next open rebuilds the filter from
- * the digest index (one row a stored key).
+ * open has one segment. Deletes and purges leave their bits: a removed key becomes a false positive
+ * until the filter is rebuilt from the digest index (one row a stored key).
+ *
+ * <p><b>Rebuilt into one segment.</b> When a segment is appended, the filter tells its {@link
+ * #onGrow} listener ({@link KeyFilterRebuild}), which fills a new single segment, sized for twice
+ * the store's records, from the digest index at a snapshot, and then puts it in the place of all
+ * segments: a query reads one cache line again, at about 0.03 % false positives, and purged keys
+ * lose their bits. From {@link #beginRebuild} (under the writer lock, no ingest in progress, the
+ * snapshot taken in the same hold) every {@link #add} sets its key in the new segment too, so the
+ * new segment holds every key stored at the snapshot (the scan's, {@link #addRebuilt}) and every
+ * key added since (the writers'); {@link #finishRebuild} replaces the segment list in one volatile
+ * write. Every call that touches the new segment runs under the writer lock.
  *
  * <p><b>Concurrency.</b> {@link #add} is called under the store's writer lock, and so is {@link
  * #mightContain} on the write path; a read of one key ({@code RecordReader.get}) calls {@link
@@ -75,6 +85,15 @@ final class KeyFilter {
 
   /** The most memory all segments may take, in bytes. */
   private final long maxBytes;
+
+  /** The segment a rebuild fills ({@link #beginRebuild}), or null; under the writer lock. */
+  private Segment rebuilt;
+
+  /** Told when a segment is appended (under the writer lock, or the open's scan's monitor). */
+  private Runnable onGrow = () -> {};
+
+  /** Rebuilds finished (read by metrics). */
+  private final AtomicLong rebuilds = new AtomicLong();
 
   /**
    * A filter whose first segment holds {@code expectedKeys} keys at half its capacity, within an
@@ -132,7 +151,76 @@ final class KeyFilter {
     if (++seg.added > seg.capacity && canGrow(seg)) {
       seg = grow(seg);
     }
-    seg.set(mix(keyHash));
+    long h = mix(keyHash);
+    seg.set(h);
+    Segment r = rebuilt;
+    if (r != null) {
+      r.added++;
+      r.set(h);
+    }
+  }
+
+  /** {@code listener} is told (quickly, under the writer lock) when a segment is appended. */
+  void onGrow(Runnable listener) {
+    this.onGrow = listener;
+  }
+
+  /**
+   * Starts a rebuild into one segment for {@code records} stored keys (under the writer lock, no
+   * ingest in progress): from now on every {@link #add} sets its key in the new segment too. False
+   * (nothing started) when the filter has one segment, a rebuild is under way, or the new segment
+   * would not fit the memory budget beside the old ones at a capacity of {@code records} or more.
+   */
+  boolean beginRebuild(long records) {
+    if (rebuilt != null || segments.length < 2) {
+      return false;
+    }
+    long budget = maxBytes - bytes();
+    int blocks = blocksFor(records, budget);
+    if ((long) blocks * BLOCK_BYTES > budget || (long) blocks * 512 / BITS_PER_KEY < records) {
+      return false;
+    }
+    rebuilt = new Segment(blocks);
+    return true;
+  }
+
+  /** Adds the rebuild's scanned keys {@code keyHashes[0, n)} (under the writer lock). */
+  void addRebuilt(long[] keyHashes, int n) {
+    Segment r = rebuilt;
+    if (r == null) {
+      throw new IllegalStateException("no key filter rebuild is under way");
+    }
+    for (int i = 0; i < n; i++) {
+      r.added++;
+      r.set(mix(keyHashes[i]));
+    }
+  }
+
+  /**
+   * Ends a rebuild (under the writer lock): its segment, which holds every key stored at the
+   * rebuild's snapshot and every key added since, replaces all segments.
+   */
+  void finishRebuild() {
+    Segment r = rebuilt;
+    if (r == null) {
+      throw new IllegalStateException("no key filter rebuild is under way");
+    }
+    rebuilt = null;
+    newest = r;
+    segments = new Segment[] {r}; // one volatile write: a reader sees the old list or this one
+    rebuilds.incrementAndGet();
+  }
+
+  /**
+   * Drops a rebuild that will not finish (under the writer lock); the segments stay as they are.
+   */
+  void abandonRebuild() {
+    rebuilt = null;
+  }
+
+  /** Rebuilds finished since the filter was made. */
+  long rebuilds() {
+    return rebuilds.get();
   }
 
   /**
@@ -145,13 +233,14 @@ final class KeyFilter {
     }
   }
 
-  /** The segments' memory, in bytes. */
+  /** The segments' memory, a rebuild's segment included, in bytes. */
   long bytes() {
     long b = 0;
     for (Segment seg : segments) {
       b += seg.bytes();
     }
-    return b;
+    Segment r = rebuilt;
+    return r == null ? b : b + r.bytes();
   }
 
   /** Whether a segment of twice the blocks of {@code full} may follow it. */
@@ -173,6 +262,7 @@ final class KeyFilter {
     grown[grown.length - 1] = next;
     segments = grown; // before any key goes into it
     newest = next;
+    onGrow.run();
     return next;
   }
 

@@ -86,6 +86,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   private final RecordReader reader;
   private final RecordWriter writer;
   private final KeyFilter keys; // the stored keys' filter; null when read-only
+  private final KeyFilterRebuild keysRebuild; // null when read-only
   private final StoreAudit audit;
 
   /** The partition whose interrupted ingest the open undid, or -1 ({@link PartitionIngest}). */
@@ -114,6 +115,14 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
      */
     void ingestStep(int step) throws RocksDBException {}
 
+    /** Before each batch of keys a key filter rebuild adds ({@link KeyFilterRebuild}), unlocked. */
+    void keyFilterRebuildBatch() {}
+
+    /** The period over which a key filter rebuild checks that the store is quiet. */
+    long keyFilterQuietMillis() {
+      return 1_000;
+    }
+
     /** Why the data folder {@code dir} does not take {@code O_DIRECT}; empty when it does. */
     Optional<String> directIoUnsupported(Path dir) {
       return DirectIo.unsupportedReason(dir);
@@ -137,6 +146,15 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     }
     this.reader = new RecordReader(s, keys);
     this.audit = new StoreAudit(s, sketches, keys);
+    if (keys == null) {
+      this.keysRebuild = null;
+    } else {
+      this.keysRebuild = new KeyFilterRebuild(s, sketches, keys, writer::recordCount);
+      keys.onGrow(keysRebuild::request);
+      if (keys.segmentCount() > 1) { // grown by the scan at open, past RocksDB's estimate
+        keysRebuild.request();
+      }
+    }
   }
 
   /** Opens (creating when missing, unless read-only) the store and rebuilds its sketches. */
@@ -585,6 +603,9 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   /** Waits for running calls, closes open cursors and every native handle. Idempotent. */
   @Override
   public void close() {
+    if (keysRebuild != null) {
+      keysRebuild.close(); // before the lifecycle lock, which a running rebuild holds for reading
+    }
     s.lifecycle.writeLock().lock();
     try {
       if (s.markClosed()) {

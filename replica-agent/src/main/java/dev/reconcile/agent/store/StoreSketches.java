@@ -23,6 +23,7 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Slice;
+import org.rocksdb.Snapshot;
 
 /**
  * The per-partition sketches of a store: one {@link PartitionState} per partition (null when the
@@ -79,7 +80,7 @@ final class StoreSketches implements PartitionSketches {
             try {
               s.countersOff();
               long c0 = THREADS.getCurrentThreadCpuTime();
-              counts[slot] = scanIndex(lo, hi, target, keys);
+              counts[slot] = scanIndex(lo, hi, target, keys == null ? null : keys::addAll, null);
               cpuNanos[slot] = THREADS.getCurrentThreadCpuTime() - c0;
             } catch (Throwable e) {
               failure.compareAndSet(null, e);
@@ -121,16 +122,32 @@ final class StoreSketches implements PartitionSketches {
     this.rebuildKeysPerCpuSecond = total == 0 || cpu <= 0 ? 0 : total * 1e9 / cpu;
   }
 
+  /** Takes key hashes a batch at a time. */
+  interface KeyHashes {
+    void add(long[] keyHashes, int n);
+  }
+
+  /**
+   * The hash of every key the digest index holds at {@code snap}, into {@code keys} a batch of 1
+   * 024 at a time ({@link KeyFilterRebuild}); the count.
+   */
+  long scanKeys(Snapshot snap, KeyHashes keys) throws RocksDBException {
+    return scanIndex(0, s.params.partitions(), null, keys, snap);
+  }
+
   /**
    * Adds every index element of partitions [lo, hi) to {@code target} and its key's hash to {@code
-   * keys} (either may be null); the count.
+   * keys} (either may be null), read at {@code snap} (null: the latest state); the count.
    */
-  private long scanIndex(int lo, int hi, PartitionState[] target, KeyFilter keys)
+  private long scanIndex(int lo, int hi, PartitionState[] target, KeyHashes keys, Snapshot snap)
       throws RocksDBException {
     long n = 0;
     try (Slice lower = new Slice(DigestKeys.partitionStart(lo));
         Slice upper = hi < (1 << 16) ? new Slice(DigestKeys.partitionStart(hi)) : null;
         ReadOptions ro = DigestKeys.scanOptions().setFillCache(false).setReadaheadSize(2 << 20)) {
+      if (snap != null) {
+        ro.setSnapshot(snap);
+      }
       ro.setIterateLowerBound(lower);
       if (upper != null) {
         ro.setIterateUpperBound(upper);
@@ -164,7 +181,7 @@ final class StoreSketches implements PartitionSketches {
             buf.get(DigestKeys.PREFIX, key, 0, keyLength);
             hashes[hashed++] = s.spec.keyHash(key, 0, keyLength);
             if (hashed == hashes.length) {
-              keys.addAll(hashes, hashed);
+              keys.add(hashes, hashed);
               hashed = 0;
             }
           }
@@ -184,7 +201,7 @@ final class StoreSketches implements PartitionSketches {
           target[batchPart].addAllUnsynchronized(batch, batched);
         }
         if (hashed > 0) {
-          keys.addAll(hashes, hashed);
+          keys.add(hashes, hashed);
         }
       }
     }
@@ -218,7 +235,9 @@ final class StoreSketches implements PartitionSketches {
         ingested,
         keys == null ? 0 : keys.bytes(),
         skippedReads,
-        falsePositives);
+        falsePositives,
+        keys == null ? 0 : keys.segmentCount(),
+        keys == null ? 0 : keys.rebuilds());
   }
 
   /** False for a store opened with {@code maintainSketches=false}. */

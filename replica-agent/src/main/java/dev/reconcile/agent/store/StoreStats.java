@@ -8,7 +8,10 @@ package dev.reconcile.agent.store;
  * {@code appliedRecords}, {@link PartitionIngest}). {@code keyFilterBytes} is the memory of the
  * store's {@link KeyFilter} (0 when read-only); {@code keyFilterSkippedReads} counts the reads of a
  * current record it spared (keys the store surely lacked), {@code keyFilterFalsePositives} the
- * reads it let through that found no record (false positives, and keys deleted since the open).
+ * reads it let through that found no record (false positives, and keys purged since the filter was
+ * built); {@code keyFilterSegments} is how many segments a query of the filter reads (1 after an
+ * open or a rebuild), {@code keyFilterRebuilds} how many times it was rebuilt into one segment
+ * since the open ({@link KeyFilterRebuild}).
  */
 public record StoreStats(
     long recordCount,
@@ -23,4 +26,6 @@ public record StoreStats(
     long ingestedRecords,
     long keyFilterBytes,
     long keyFilterSkippedReads,
-    long keyFilterFalsePositives) {}
+    long keyFilterFalsePositives,
+    int keyFilterSegments,
+    long keyFilterRebuilds) {}
