@@ -254,6 +254,9 @@ class AdminApiTest {
         .isGreaterThanOrEqualTo(sample(m, "reconcile_store_key_filter_skipped_reads_total") + 3);
     assertThat(sample(m2, "reconcile_store_key_filter_bytes")).isGreaterThanOrEqualTo(64 << 10);
     assertThat(sample(m2, "reconcile_store_key_filter_false_positives_total")).isNotNegative();
+    // a store of a few keys: its first segment, never grown nor rebuilt
+    assertThat(sample(m2, "reconcile_store_key_filter_segments")).isEqualTo(1);
+    assertThat(sample(m2, "reconcile_store_key_filter_rebuilds_total")).isZero();
     // Coded-symbol upkeep: 5 000 new keys are 5 000 updates, applied by the upkeep thread or still
     // queued (no round read the symbols, and a writer applies only a full buffer of 1 024).
     double applied = sample(m, "reconcile_sketch_upkeep_applied_total");
