@@ -172,6 +172,10 @@ public final class AgentMetrics implements AutoCloseable {
             "reconcile_store_key_filter_rebuilds", store, s -> s.stats().keyFilterRebuilds())
         .description("Rebuilds of the key filter into one segment since the start")
         .register(registry);
+    FunctionCounter.builder(
+            "reconcile_store_key_filter_denied_gets", store, s -> s.stats().keyFilterDeniedReads())
+        .description("A client's reads of one key the key filter answered absent, without RocksDB")
+        .register(registry);
     Gauge.builder("reconcile_sketch_upkeep_pending", store, s -> s.symbolUpkeep()[1])
         .description("Coded-symbol updates queued by writes and not yet applied")
         .strongReference(true)

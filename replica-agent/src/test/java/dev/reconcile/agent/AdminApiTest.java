@@ -257,6 +257,12 @@ class AdminApiTest {
     // a store of a few keys: its first segment, never grown nor rebuilt
     assertThat(sample(m2, "reconcile_store_key_filter_segments")).isEqualTo(1);
     assertThat(sample(m2, "reconcile_store_key_filter_rebuilds_total")).isZero();
+    // a client's GET of a key never written: 404, answered by the filter (a stored key's is not)
+    assertThat(call(a, "GET", "/kv/lock-wait-0", null).statusCode()).isEqualTo(200);
+    assertThat(call(a, "GET", "/kv/never-written-key", null).statusCode()).isEqualTo(404);
+    String m3 = text(call(a, "GET", "/metrics", null));
+    assertThat(sample(m3, "reconcile_store_key_filter_denied_gets_total"))
+        .isEqualTo(sample(m2, "reconcile_store_key_filter_denied_gets_total") + 1);
     // Coded-symbol upkeep: 5 000 new keys are 5 000 updates, applied by the upkeep thread or still
     // queued (no round read the symbols, and a writer applies only a full buffer of 1 024).
     double applied = sample(m, "reconcile_sketch_upkeep_applied_total");

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 import org.rocksdb.ReadOptions;
@@ -38,6 +39,9 @@ final class RecordReader {
   private final KeyFilter keys; // null when the store keeps none (read-only)
   private final Set<Scan> openScans = ConcurrentHashMap.newKeySet();
 
+  /** Reads of one key ({@link #get}, {@link #surelyLacks}) the key filter answered "absent". */
+  private final LongAdder deniedReads = new LongAdder();
+
   RecordReader(StoreDb s, KeyFilter keys) {
     this.s = s;
     this.keys = keys;
@@ -49,7 +53,16 @@ final class RecordReader {
    * closed, whose {@link #get} then says so).
    */
   boolean surelyLacks(byte[] key) {
-    return !s.isClosed() && KeyFilter.denies(keys, s.spec.keyHash(key));
+    boolean lacks = !s.isClosed() && KeyFilter.denies(keys, s.spec.keyHash(key));
+    if (lacks) {
+      deniedReads.increment();
+    }
+    return lacks;
+  }
+
+  /** Reads of one key the key filter answered without RocksDB, since the open. */
+  long deniedReads() {
+    return deniedReads.sum();
   }
 
   /** The current record of {@code key}, tombstones included (callers treat them as absent). */
@@ -59,6 +72,7 @@ final class RecordReader {
       s.checkOpen();
       long keyHash = s.spec.keyHash(key);
       if (KeyFilter.denies(keys, keyHash)) {
+        deniedReads.increment();
         return Optional.empty();
       }
       Stored r = decodeOrNull(key, s.db.get(s.records, RecordKeys.of(s.partitionOf(keyHash), key)));

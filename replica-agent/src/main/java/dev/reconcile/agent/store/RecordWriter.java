@@ -78,7 +78,8 @@ final class RecordWriter {
     lockWaits = listener;
   }
 
-  StoreStats stats() {
+  /** The counters, with {@code deniedReads} from the store's reader. */
+  StoreStats stats(long deniedReads) {
     return sketches.stats(
         recordCount.get(),
         localWrites.sum(),
@@ -87,7 +88,8 @@ final class RecordWriter {
         ingestedRecords.sum(),
         keys,
         filterSkippedReads.sum(),
-        filterFalsePositives.sum());
+        filterFalsePositives.sum(),
+        deniedReads);
   }
 
   // ---------------------------------------------------------------------------------- local writes

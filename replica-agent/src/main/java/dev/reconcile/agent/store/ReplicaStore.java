@@ -528,7 +528,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   }
 
   public StoreStats stats() {
-    return writer.stats();
+    return writer.stats(reader.deniedReads());
   }
 
   public SketchParams params() {

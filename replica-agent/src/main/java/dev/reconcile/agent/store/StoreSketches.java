@@ -221,7 +221,8 @@ final class StoreSketches implements PartitionSketches {
       long ingested,
       KeyFilter keys,
       long skippedReads,
-      long falsePositives) {
+      long falsePositives,
+      long deniedReads) {
     return new StoreStats(
         recordCount,
         rebuildMillis,
@@ -237,7 +238,8 @@ final class StoreSketches implements PartitionSketches {
         skippedReads,
         falsePositives,
         keys == null ? 0 : keys.segmentCount(),
-        keys == null ? 0 : keys.rebuilds());
+        keys == null ? 0 : keys.rebuilds(),
+        deniedReads);
   }
 
   /** False for a store opened with {@code maintainSketches=false}. */

@@ -11,7 +11,8 @@ package dev.reconcile.agent.store;
  * reads it let through that found no record (false positives, and keys purged since the filter was
  * built); {@code keyFilterSegments} is how many segments a query of the filter reads (1 after an
  * open or a rebuild), {@code keyFilterRebuilds} how many times it was rebuilt into one segment
- * since the open ({@link KeyFilterRebuild}).
+ * since the open ({@link KeyFilterRebuild}); {@code keyFilterDeniedReads} counts a client's reads
+ * of one key ({@code get}, {@code surelyLacks}) it answered "absent" without RocksDB.
  */
 public record StoreStats(
     long recordCount,
@@ -28,4 +29,5 @@ public record StoreStats(
     long keyFilterSkippedReads,
     long keyFilterFalsePositives,
     int keyFilterSegments,
-    long keyFilterRebuilds) {}
+    long keyFilterRebuilds,
+    long keyFilterDeniedReads) {}

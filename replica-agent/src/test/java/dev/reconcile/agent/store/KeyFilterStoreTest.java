@@ -117,6 +117,7 @@ final class KeyFilterStoreTest {
       // keys never written: the filter denies nearly all of them (about 0.03 % false positives
       // in a segment at half its capacity), and a store that keeps none or is closed says nothing
       int denied = 0;
+      long deniedReads = s.stats().keyFilterDeniedReads();
       for (int i = 0; i < 1_000; i++) {
         if (s.surelyLacks(bytes("never-" + i))) {
           denied++;
@@ -124,6 +125,9 @@ final class KeyFilterStoreTest {
         }
       }
       assertThat(denied).isGreaterThan(980);
+      // each denied key counted twice (surelyLacks, then get), a stored key's read not at all
+      assertThat(s.get(local.get(1))).isPresent();
+      assertThat(s.stats().keyFilterDeniedReads() - deniedReads).isEqualTo(2L * denied);
       // new keys skip the read: none of them is stored
       long skipped = s.stats().keyFilterSkippedReads();
       s.apply(records("fresh-", 100, recent));
