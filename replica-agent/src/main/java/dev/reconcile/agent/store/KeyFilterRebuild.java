@@ -77,8 +77,8 @@ final class KeyFilterRebuild implements AutoCloseable {
   }
 
   /**
-   * Asks for a rebuild (quick: may run under the writer lock); one waits at most, and a rebuild
-   * that finds the filter with one segment does nothing.
+   * Asks for a rebuild (quick: may run under the writer lock); at most one waits besides a running
+   * one, and a rebuild that finds the filter with one segment does nothing.
    */
   void request() {
     if (stopped || !queued.compareAndSet(false, true)) {
@@ -128,13 +128,13 @@ final class KeyFilterRebuild implements AutoCloseable {
     return false;
   }
 
-  private boolean rebuild() {
+  private void rebuild() {
     if (stopped || !s.lifecycle.readLock().tryLock()) {
-      return false; // a closing store
+      return; // a closing store
     }
     try {
       if (s.isClosed()) {
-        return false;
+        return;
       }
       Snapshot snap;
       s.ingest.lock();
@@ -142,7 +142,7 @@ final class KeyFilterRebuild implements AutoCloseable {
         s.writer.lock();
         try {
           if (!keys.beginRebuild(records.getAsLong())) {
-            return false;
+            return;
           }
           snap = s.db.getSnapshot();
         } finally {
@@ -182,11 +182,10 @@ final class KeyFilterRebuild implements AutoCloseable {
             keys.bytes() >> 10,
             n,
             (System.nanoTime() - t0) / 1_000_000);
-        return true;
       } catch (RocksDBException e) {
         throw new StoreException("key filter rebuild: " + e.getMessage(), e);
       } catch (Stopped e) {
-        return false;
+        // the store is closing: the old segments stay until it has closed
       } finally {
         if (!finished) {
           s.writer.lock();

@@ -128,8 +128,8 @@ final class StoreSketches implements PartitionSketches {
   }
 
   /**
-   * The hash of every key the digest index holds at {@code snap}, into {@code keys} a batch of 1
-   * 024 at a time ({@link KeyFilterRebuild}); the count.
+   * The hash of every key the digest index holds at {@code snap}, into {@code keys} in batches of
+   * 1024 ({@link KeyFilterRebuild}); the count.
    */
   long scanKeys(Snapshot snap, KeyHashes keys) throws RocksDBException {
     return scanIndex(0, s.params.partitions(), null, keys, snap);
