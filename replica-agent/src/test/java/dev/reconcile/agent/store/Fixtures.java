@@ -4,10 +4,12 @@ import dev.reconcile.core.ElementCursor;
 import dev.reconcile.core.EstimatorFactory;
 import dev.reconcile.core.ExactEstimator;
 import dev.reconcile.core.HashSpec;
+import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.rocksdb.ColumnFamilyDescriptor;
@@ -53,6 +55,24 @@ public final class Fixtures {
         descriptors.forEach(d -> d.getOptions().close());
       }
     }
+  }
+
+  /**
+   * {@code n} records of {@code partition} under {@code params}, keys {@code prefix} followed by a
+   * number, in row order (one chunk of a partition load).
+   */
+  static List<ReplicaRecord> partitionRecords(
+      SketchParams params, String prefix, int partition, int n, long version) {
+    HashSpec spec = params.spec();
+    List<ReplicaRecord> out = new ArrayList<>();
+    for (int i = 0; out.size() < n; i++) {
+      byte[] key = bytes(prefix + i);
+      if (HashSpec.partition(spec.keyHash(key), params.partitionsLog2()) == partition) {
+        out.add(ReplicaRecord.of(key, bytes("v-" + prefix + i), version, 7));
+      }
+    }
+    out.sort((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));
+    return out;
   }
 
   /** A manual millisecond source starting at {@code start}. */

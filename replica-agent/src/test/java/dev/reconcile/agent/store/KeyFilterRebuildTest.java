@@ -3,13 +3,11 @@ package dev.reconcile.agent.store;
 import static dev.reconcile.agent.store.Fixtures.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -159,7 +157,7 @@ final class KeyFilterRebuildTest {
       }
       List<ReplicaRecord> repaired = records("during-apply-", 500, recent);
       assertThat(s.apply(repaired).applied()).isEqualTo(500);
-      List<ReplicaRecord> ingested = partitionRecords("ingest-", 2, 3_000, recent);
+      List<ReplicaRecord> ingested = Fixtures.partitionRecords(PARAMS, "ingest-", 2, 3_000, recent);
       try (RecordStore.PartitionLoad load = s.load(2, PartitionIngest.CHUNK_RECORDS, 0)) {
         load.add(ingested);
         load.finish();
@@ -211,7 +209,7 @@ final class KeyFilterRebuildTest {
       List<ReplicaRecord> before = records("k-", FIRST_CAPACITY - 1_000, recent);
       load(s, before);
       assertThat(s.stats().keyFilterSegments()).isEqualTo(1);
-      List<ReplicaRecord> ingested = partitionRecords("ingest-", 2, 3_000, recent);
+      List<ReplicaRecord> ingested = Fixtures.partitionRecords(PARAMS, "ingest-", 2, 3_000, recent);
       try (RecordStore.PartitionLoad load = s.load(2, PartitionIngest.CHUNK_RECORDS, 0)) {
         load.add(ingested);
         load.finish();
@@ -323,20 +321,5 @@ final class KeyFilterRebuildTest {
       noneDenied(s, List.of(bytes("after")));
       assertThat(s.selfCheck().ok()).isTrue();
     }
-  }
-
-  /** {@code n} records of {@code partition}, in row order. */
-  private static List<ReplicaRecord> partitionRecords(
-      String prefix, int partition, int n, long version) {
-    HashSpec spec = PARAMS.spec();
-    List<ReplicaRecord> out = new ArrayList<>();
-    for (int i = 0; out.size() < n; i++) {
-      byte[] key = bytes(prefix + i);
-      if (HashSpec.partition(spec.keyHash(key), PARAMS.partitionsLog2()) == partition) {
-        out.add(ReplicaRecord.of(key, bytes("v-" + prefix + i), version, 7));
-      }
-    }
-    out.sort((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));
-    return out;
   }
 }

@@ -4,7 +4,6 @@ import static dev.reconcile.agent.store.Fixtures.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.reconcile.core.ApplyOutcome;
-import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
@@ -97,13 +96,13 @@ final class KeyFilterStoreTest {
       // a repair batch as records, sliced (more than 64 keys), and one as checked rows
       List<ReplicaRecord> repaired = records("repair-", 300, recent);
       assertThat(s.apply(repaired).applied()).isEqualTo(300);
-      List<ReplicaRecord> rows = partitionRecords("rows-", 1, 200, recent);
+      List<ReplicaRecord> rows = Fixtures.partitionRecords(PARAMS, "rows-", 1, 200, recent);
       assertThat(s.applyRows(PartitionIngestTest.rows(rows)).applied()).isEqualTo(200);
       // a client's bulk load
       List<ReplicaRecord> loaded = records("load-", 300, recent);
       assertThat(s.putAll(loaded)).isEqualTo(300);
       // a partition ingested as table files
-      List<ReplicaRecord> ingested = partitionRecords("ingest-", 2, 3_000, recent);
+      List<ReplicaRecord> ingested = Fixtures.partitionRecords(PARAMS, "ingest-", 2, 3_000, recent);
       try (RecordStore.PartitionLoad load = s.load(2, PartitionIngest.CHUNK_RECORDS, 0)) {
         load.add(ingested);
         load.finish();
@@ -187,20 +186,5 @@ final class KeyFilterStoreTest {
       assertThat(s.stats().keyFilterBytes()).isZero();
       assertThat(s.selfCheck().ok()).isTrue();
     }
-  }
-
-  /** {@code n} records of {@code partition}, in row order. */
-  private static List<ReplicaRecord> partitionRecords(
-      String prefix, int partition, int n, long version) {
-    HashSpec spec = PARAMS.spec();
-    List<ReplicaRecord> out = new ArrayList<>();
-    for (int i = 0; out.size() < n; i++) {
-      byte[] key = bytes(prefix + i);
-      if (HashSpec.partition(spec.keyHash(key), PARAMS.partitionsLog2()) == partition) {
-        out.add(ReplicaRecord.of(key, bytes("v-" + prefix + i), version, 7));
-      }
-    }
-    out.sort((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));
-    return out;
   }
 }
