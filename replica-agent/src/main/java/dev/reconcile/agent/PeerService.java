@@ -294,12 +294,14 @@ final class PeerService {
 
   private Future<RoundReport> startRound(HostPort peer, String label, boolean dryRun) {
     if (active.get() >= config.maxSessions()) {
-      RoundReport busy = new RoundReport();
-      busy.peer = label;
-      busy.role = "initiator";
-      busy.error =
-          "busy: " + active.get() + " rounds active (max-sessions " + config.maxSessions() + ")";
-      return Future.succeededFuture(busy);
+      return Future.succeededFuture(
+          RoundReport.initiatorFailure(
+              label,
+              "busy: "
+                  + active.get()
+                  + " rounds active (max-sessions "
+                  + config.maxSessions()
+                  + ")"));
     }
     active.incrementAndGet();
     Promise<RoundReport> result = Promise.promise();
@@ -334,12 +336,7 @@ final class PeerService {
    */
   void abandonRounds(String reason) {
     for (Map.Entry<Promise<RoundReport>, String> e : List.copyOf(unfinished.entrySet())) {
-      RoundReport r = new RoundReport();
-      r.peer = e.getValue();
-      r.role = "initiator";
-      r.ok = false;
-      r.error = reason;
-      e.getKey().tryComplete(r);
+      e.getKey().tryComplete(RoundReport.initiatorFailure(e.getValue(), reason));
     }
   }
 
@@ -417,11 +414,10 @@ final class PeerService {
             })
         .recover(
             err -> {
-              RoundReport rep = new RoundReport();
-              rep.peer = label;
-              rep.role = "initiator";
+              RoundReport rep =
+                  RoundReport.initiatorFailure(
+                      label, "cannot reach peer " + label + ": " + describe(err));
               rep.dryRun = dryRun;
-              rep.error = "cannot reach peer " + label + ": " + describe(err);
               rt.metrics().roundsFailed.increment();
               if (config.security().peerTls() && isTls(err)) {
                 rt.metrics().refused("tls");

@@ -67,6 +67,15 @@ public final class RoundReport {
   public final List<Integer> stillDiffering = new ArrayList<>();
   public final List<PartitionOutcome> outcomes = new ArrayList<>();
 
+  /** The report of a round this agent started with {@code peer} that failed with {@code error}. */
+  static RoundReport initiatorFailure(String peer, String error) {
+    RoundReport r = new RoundReport();
+    r.peer = peer;
+    r.role = "initiator";
+    r.error = error;
+    return r;
+  }
+
   /** The report of {@code session} as it stands, for a round that started at {@code startNanos}. */
   static RoundReport of(ReconcileSession session, String peer, long startNanos) {
     RoundReport r = new RoundReport();
