@@ -44,6 +44,14 @@ public interface RecordStore {
   }
 
   /**
+   * The peer's stream has ended and every batch of it is applied (or loaded and visible): a store
+   * that applied some of them without a log makes them durable here, before the round ends. Runs on
+   * the session's thread and may block; a failure ends the session as this side's. The default has
+   * nothing to do.
+   */
+  default void repairReceived() {}
+
+  /**
    * The records of {@code partition} whose element is one of {@code elements}, in batches: what the
    * repair stream sends of a partition's listed elements ({@link #recordsFor} over the whole list;
    * each call of {@link PartitionScan#next} returns the records of its next at most {@code

@@ -565,6 +565,16 @@ final class RepairExchange {
                 + ex.getMessage());
       }
     }
+    try {
+      ctx.records.repairReceived();
+    } catch (RuntimeException ex) {
+      throw new ProtocolException(
+          Code.INTERNAL,
+          "the peer's "
+              + ctx.repair.batchesReceived
+              + " batches are applied but could not be made durable: "
+              + ex.getMessage());
+    }
     peerEnded = true;
     updateProgress();
     maybeBothEnded();
