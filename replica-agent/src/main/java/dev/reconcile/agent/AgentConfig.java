@@ -54,6 +54,7 @@ public record AgentConfig(
     boolean rowBatches,
     int applySliceKeys,
     boolean directIo,
+    boolean repairWal,
     Security security,
     Cluster cluster) {
 
@@ -139,6 +140,7 @@ public record AgentConfig(
     d.put("row-batches", "true");
     d.put("apply-slice-keys", "256");
     d.put("direct-io", "false");
+    d.put("repair-wal", "true");
     d.put("tls-cert", "");
     d.put("tls-key", "");
     d.put("tls-ca", "");
@@ -206,6 +208,10 @@ public record AgentConfig(
         "direct-io",
         "RocksDB's flushes and compactions bypass the page cache (O_DIRECT) when the data folder's"
             + " file system takes it");
+    d.put(
+        "repair-wal",
+        "write every repair batch to the WAL; false (for stores of large values): a batch of 256KiB"
+            + " or more skips it and the store flushes when the peer's stream ends");
     d.put("tls-cert", "PEM certificate: mutual TLS on the peer port");
     d.put("tls-key", "PEM private key of tls-cert");
     d.put("tls-ca", "PEM CA that signs the peers' certificates");
@@ -366,6 +372,7 @@ public record AgentConfig(
             r.bool("row-batches"),
             r.integer("apply-slice-keys", 1, MAX_BATCH_RECORDS),
             r.bool("direct-io"),
+            r.bool("repair-wal"),
             sec,
             cluster(r, cluster));
     if (c.maxFrameBytes() < 64 * 1024) {

@@ -176,6 +176,16 @@ public final class AgentMetrics implements AutoCloseable {
             "reconcile_store_key_filter_denied_gets", store, s -> s.stats().keyFilterDeniedReads())
         .description("A client's reads of one key the key filter answered absent, without RocksDB")
         .register(registry);
+    FunctionCounter.builder(
+            "reconcile_store_unlogged_repair_batches", store, ReplicaStore::unloggedRepairBatches)
+        .description(
+            "Repair write batches written without the WAL (repair-wal false, batches of 256 KiB"
+                + " and more), durable at the flush when the peer's stream ends")
+        .register(registry);
+    FunctionCounter.builder(
+            "reconcile_store_unlogged_repair_flushes", store, ReplicaStore::unloggedRepairFlushes)
+        .description("Flushes at the end of a peer's stream that made such batches durable")
+        .register(registry);
     Gauge.builder("reconcile_sketch_upkeep_pending", store, s -> s.symbolUpkeep()[1])
         .description("Coded-symbol updates queued by writes and not yet applied")
         .strongReference(true)

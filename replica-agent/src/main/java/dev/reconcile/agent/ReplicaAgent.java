@@ -158,6 +158,7 @@ public final class ReplicaAgent implements AutoCloseable {
             .ingestBulk(config.bulkIngest())
             .applySliceKeys(config.applySliceKeys())
             .directIo(config.directIo())
+            .repairWal(config.repairWal())
             .readOnly(readOnly)
             .clock(
                 offset == 0

@@ -54,6 +54,11 @@ public final class RoundRecords implements RecordStore {
   }
 
   @Override
+  public void repairReceived() {
+    store.persistRepairs();
+  }
+
+  @Override
   public PartitionLoad load(int partition) {
     return store.load(partition);
   }

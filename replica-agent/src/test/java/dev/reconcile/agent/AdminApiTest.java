@@ -11,11 +11,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The HTTP API against a real agent on loopback. */
 class AdminApiTest {
@@ -279,6 +282,50 @@ class AdminApiTest {
     }
     for (String metric : AgentMetrics.ROCKSDB_PER_DB.values()) {
       assertThat(sample(m, metric)).as(metric).isNotNaN();
+    }
+  }
+
+  /**
+   * {@code repair-wal=false}: a round whose batches (a partition's 300 KiB to 1 MiB of 32 KiB
+   * values) go both ways writes them without the WAL on each side, and each side flushes them when
+   * the peer's stream ends, before the initiator's report: the memtables are empty when the round
+   * returns, and the two counters say so. With the default, the same round writes none without the
+   * WAL.
+   */
+  @ParameterizedTest(name = "repair-wal={0}")
+  @ValueSource(booleans = {false, true})
+  void largeRepairBatchesSkipTheWalOnlyWhenAskedAndAreFlushedByTheRoundsEnd(boolean repairWal)
+      throws Exception {
+    Map<String, String> set = Map.of("repair-wal", Boolean.toString(repairWal));
+    ReplicaAgent c = cluster.start("c", set);
+    ReplicaAgent d = cluster.start("d", set);
+    byte[] value = new byte[32 << 10];
+    new java.util.Random(53).nextBytes(value);
+    for (int i = 0; i < 600; i++) {
+      (i % 2 == 0 ? c : d).store().put(("w" + i).getBytes(StandardCharsets.UTF_8), value);
+    }
+    for (ReplicaAgent x : List.of(c, d)) {
+      x.store().persistRepairs(); // nothing to flush yet: the puts went through the WAL
+      assertThat(x.store().rocksProperty("records", "rocksdb.num-entries-active-mem-table"))
+          .isEqualTo(300);
+    }
+    var real = call(c, "POST", "/repair?peer=127.0.0.1:" + d.peerPort(), null);
+    assertThat(new JsonObject(text(real)).getBoolean("ok")).as(text(real)).isTrue();
+    for (ReplicaAgent x : List.of(c, d)) {
+      assertThat(x.store().recordCount()).isEqualTo(600);
+      String m = text(call(x, "GET", "/metrics", null));
+      double batches = sample(m, "reconcile_store_unlogged_repair_batches_total");
+      double flushes = sample(m, "reconcile_store_unlogged_repair_flushes_total");
+      long inMemtable = x.store().rocksProperty("records", "rocksdb.num-entries-active-mem-table");
+      if (repairWal) {
+        assertThat(batches).isZero();
+        assertThat(flushes).isZero();
+        assertThat(inMemtable).as("the WAL keeps them, nothing flushed").isEqualTo(600);
+      } else {
+        assertThat(batches).as(x.config().nodeId()).isGreaterThanOrEqualTo(1);
+        assertThat(flushes).as(x.config().nodeId()).isEqualTo(1);
+        assertThat(inMemtable).as("flushed before the round ended").isZero();
+      }
     }
   }
 

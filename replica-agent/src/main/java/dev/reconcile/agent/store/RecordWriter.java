@@ -249,17 +249,51 @@ final class RecordWriter {
       // At most applySliceKeys keys a write batch under the lock, so that a client's write waits
       // for one slice, not for the whole batch (docs/decisions.md, "apply slices").
       int sliceKeys = s.options.applySliceKeys();
-      if (slots.size() <= sliceKeys) {
-        return applySlice(incoming, slots, rows, slotOf, null, 0, n, s.writeOptions, client);
+      // A large repair batch skips the WAL; the round's end flushes it (persistRepairs).
+      boolean unlogged = !client && s.options.unloggedRepairs() && unloggedSize(incoming);
+      try {
+        if (slots.size() <= sliceKeys) {
+          return applySlice(
+              incoming,
+              slots,
+              rows,
+              slotOf,
+              null,
+              0,
+              n,
+              unlogged ? s.unloggedWriteOptions : s.writeOptions,
+              client);
+        }
+        ApplyOutcome out =
+            applySlices(
+                incoming,
+                slots,
+                rows,
+                slotOf,
+                sliceKeys,
+                unlogged ? s.unloggedWriteOptions : s.unsyncedWriteOptions,
+                client);
+        if (s.options.syncWrites() && out.applied() > 0) {
+          syncWal(slots.size());
+        }
+        return out;
+      } finally {
+        if (unlogged) {
+          s.unloggedPending.set(true); // after the writes, so that a flush that clears it has them
+        }
       }
-      ApplyOutcome out = applySlices(incoming, slots, rows, slotOf, sliceKeys, client);
-      if (s.options.syncWrites() && out.applied() > 0) {
-        syncWal(slots.size());
-      }
-      return out;
     } finally {
       s.lifecycle.readLock().unlock();
     }
+  }
+
+  /** Whether {@code incoming} stores at least {@link StoreOptions#UNLOGGED_REPAIR_MIN_BYTES}. */
+  private static boolean unloggedSize(Incoming incoming) {
+    long bytes = 0;
+    for (int i = 0; i < incoming.size() && bytes < StoreOptions.UNLOGGED_REPAIR_MIN_BYTES; i++) {
+      bytes += incoming.storedRowBound(i);
+    }
+    return bytes >= StoreOptions.UNLOGGED_REPAIR_MIN_BYTES;
   }
 
   /**
@@ -307,6 +341,7 @@ final class RecordWriter {
       List<byte[]> rows,
       Slot[] slotOf,
       int sliceKeys,
+      WriteOptions writeOptions,
       boolean client) {
     int n = incoming.size();
     // The entries of slice c are order[start[c], start[c + 1]), in the batch's order.
@@ -341,7 +376,7 @@ final class RecordWriter {
                     order,
                     start[c],
                     start[c + 1],
-                    s.unsyncedWriteOptions,
+                    writeOptions,
                     client));
       } catch (StoreException e) {
         if (c == 0) {
@@ -728,6 +763,9 @@ final class RecordWriter {
       s.hooks.beforeCommit();
       s.faultInjector.beforeWrite(records);
       s.db.write(writeOptions, b);
+      if (writeOptions == s.unloggedWriteOptions) {
+        s.unloggedBatches.increment();
+      }
     } catch (RocksDBException e) {
       throw new StoreException(
           "write batch of "

@@ -23,6 +23,8 @@ import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.Slice;
 import org.rocksdb.WriteBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A replica's records in RocksDB, with a digest index and per-partition sketches kept current on
@@ -61,6 +63,8 @@ import org.rocksdb.WriteBatch;
  * <p>All calls block (RocksDB I/O): never call them on a Vert.x event loop.
  */
 public final class ReplicaStore implements AutoCloseable, RecordStore {
+  private static final Logger LOG = LoggerFactory.getLogger(ReplicaStore.class);
+
   /** Version of the on-disk layout written in {@code meta}. */
   public static final int STORE_FORMAT = 2;
 
@@ -531,6 +535,39 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
     return writer.stats(reader.deniedReads());
   }
 
+  /**
+   * After a peer's stream ends (every batch of it applied): the repair batches this store wrote
+   * without the WAL ({@link StoreOptions#repairWal} false) since the last such flush are flushed,
+   * all column families as one, and then survive a crash of the process; nothing to do when there
+   * were none. Blocks for the flush. Throws {@link StoreException} when the flush fails (the
+   * batches stay applied, durable at a later flush).
+   */
+  public void persistRepairs() {
+    s.lifecycle.readLock().lock();
+    try {
+      s.checkWritable();
+      s.persistUnlogged();
+    } finally {
+      s.lifecycle.readLock().unlock();
+    }
+  }
+
+  /** {@link #persistRepairs}. */
+  @Override
+  public void repairReceived() {
+    persistRepairs();
+  }
+
+  /** Repair write batches written without the WAL since open. */
+  public long unloggedRepairBatches() {
+    return s.unloggedBatches.sum();
+  }
+
+  /** Flushes by {@link #persistRepairs} (and the close) that found batches without the WAL. */
+  public long unloggedRepairFlushes() {
+    return s.unloggedFlushes.sum();
+  }
+
   public SketchParams params() {
     return s.params;
   }
@@ -612,10 +649,23 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
         sketches.stopUpkeep();
         sketches.releaseCursors();
         reader.releaseScans();
+        persistAtClose();
         s.closeNatives();
       }
     } finally {
       s.lifecycle.writeLock().unlock();
+    }
+  }
+
+  /**
+   * The close's flush of repair batches written without the WAL (RocksDB's close would flush them
+   * too, this says when it fails).
+   */
+  private void persistAtClose() {
+    try {
+      s.persistUnlogged();
+    } catch (StoreException e) {
+      LOG.warn("store at {}: {}", s.options.dataDir(), e.getMessage());
     }
   }
 

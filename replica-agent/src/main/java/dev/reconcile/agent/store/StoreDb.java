@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.zip.CRC32C;
@@ -25,6 +27,7 @@ import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Filter;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.PerfLevel;
@@ -123,6 +126,24 @@ final class StoreDb {
    */
   final WriteOptions unsyncedWriteOptions;
 
+  /**
+   * Without the WAL: a repair batch of {@link StoreOptions#UNLOGGED_REPAIR_MIN_BYTES} or more when
+   * {@link StoreOptions#unloggedRepairs}. Such a batch is in the memtables only until a flush; the
+   * column families flush atomically (RocksDB's {@code atomic_flush}), so that a crash never leaves
+   * a record without its digest-index entry or the clock's row that covers its version, and {@link
+   * #persistUnlogged} flushes them when a peer's stream ends.
+   */
+  final WriteOptions unloggedWriteOptions;
+
+  /** Set after a write batch without the WAL; cleared by {@link #persistUnlogged} as it flushes. */
+  final AtomicBoolean unloggedPending = new AtomicBoolean();
+
+  /** Flushes by {@link #persistUnlogged} that found unlogged batches. */
+  final LongAdder unloggedFlushes = new LongAdder();
+
+  /** Write batches written without the WAL. */
+  final LongAdder unloggedBatches = new LongAdder();
+
   final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
   /**
@@ -182,6 +203,35 @@ final class StoreDb {
     this.recordsV1 = handles.size() > 4 ? handles.get(4) : null;
     this.writeOptions = own(new WriteOptions().setSync(options.syncWrites()));
     this.unsyncedWriteOptions = own(new WriteOptions());
+    this.unloggedWriteOptions = own(new WriteOptions().setDisableWAL(true));
+  }
+
+  /**
+   * Flushes the memtables of every column family (one atomic flush) and waits, if a write batch
+   * without the WAL ({@link #unloggedWriteOptions}) came since the last such flush; afterwards
+   * those batches survive a crash of the process. Cheap when none came. A failure leaves them
+   * pending.
+   */
+  void persistUnlogged() {
+    if (!unloggedPending.getAndSet(false)) {
+      return;
+    }
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      // Every family a repair batch writes (the clock's row is in meta), flushed as one.
+      db.flush(
+          flush,
+          recordsV1 == null
+              ? List.of(records, digests, meta)
+              : List.of(records, digests, meta, recordsV1));
+      unloggedFlushes.increment();
+    } catch (RocksDBException e) {
+      unloggedPending.set(true);
+      throw new StoreException(
+          "flushing the repair batches written without the WAL failed: "
+              + e.getMessage()
+              + " (they are applied but do not survive a crash until a flush succeeds)",
+          e);
+    }
   }
 
   /**
@@ -290,7 +340,8 @@ final class StoreDb {
               .setCreateMissingColumnFamilies(!options.readOnly())
               .setMaxBackgroundJobs(2)
               .setBytesPerSync(1 << 20)
-              .setUseDirectIoForFlushAndCompaction(directIo);
+              .setUseDirectIoForFlushAndCompaction(directIo)
+              .setAtomicFlush(options.unloggedRepairs());
       Cache cache = own(natives, new LRUCache(64L << 20));
       BloomFilter bloom = own(natives, new BloomFilter(10));
       // A repair batch reads the current record of each key it brings before writing it (the

@@ -32,6 +32,10 @@ import java.util.Objects;
  * @param directIo RocksDB's flushes and compactions read and write table files with {@code
  *     O_DIRECT}, past the page cache, when the data folder's file system takes it ({@link
  *     DirectIo}; buffered otherwise, and the log says why)
+ * @param repairWal every repair batch goes through the WAL; when false (and without {@code
+ *     syncWrites}) a repair batch of {@link #UNLOGGED_REPAIR_MIN_BYTES} or more skips it, the
+ *     column families flush atomically, and {@link ReplicaStore#persistRepairs} flushes them when a
+ *     peer's stream ends (docs/decisions.md, "large repair batches skip the WAL")
  */
 public record StoreOptions(
     Path dataDir,
@@ -46,7 +50,20 @@ public record StoreOptions(
     int rebuildThreads,
     boolean ingestBulk,
     int applySliceKeys,
-    boolean directIo) {
+    boolean directIo,
+    boolean repairWal) {
+
+  /**
+   * The smallest repair batch (in stored bytes) that skips the WAL when {@link #repairWal} is
+   * false: a round of a few records keeps the WAL, so that the flush at its end is not a table file
+   * of a few rows.
+   */
+  public static final long UNLOGGED_REPAIR_MIN_BYTES = 256 << 10;
+
+  /** Whether a large repair batch may skip the WAL (and the column families flush atomically). */
+  public boolean unloggedRepairs() {
+    return !repairWal && !syncWrites && !readOnly;
+  }
 
   /**
    * The default of {@link #applySliceKeys}: at about 4 us a key, a client's write waits about a
@@ -97,13 +114,15 @@ public record StoreOptions(
         .rebuildThreads(rebuildThreads)
         .ingestBulk(ingestBulk)
         .applySliceKeys(applySliceKeys)
-        .directIo(directIo);
+        .directIo(directIo)
+        .repairWal(repairWal);
   }
 
   /**
    * Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads, bulk
    * partitions ingested, repair batches applied in slices of {@value #DEFAULT_APPLY_SLICE_KEYS}
-   * keys, flushes and compactions through the page cache (no direct I/O).
+   * keys, flushes and compactions through the page cache (no direct I/O), every repair batch
+   * through the WAL.
    */
   public static final class Builder {
     private final Path dataDir;
@@ -120,6 +139,7 @@ public record StoreOptions(
     private boolean ingestBulk = true;
     private int applySliceKeys = DEFAULT_APPLY_SLICE_KEYS;
     private boolean directIo;
+    private boolean repairWal = true;
 
     private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
       this.dataDir = dataDir;
@@ -177,6 +197,11 @@ public record StoreOptions(
       return this;
     }
 
+    public Builder repairWal(boolean v) {
+      repairWal = v;
+      return this;
+    }
+
     public StoreOptions build() {
       return new StoreOptions(
           dataDir,
@@ -191,7 +216,8 @@ public record StoreOptions(
           rebuildThreads,
           ingestBulk,
           applySliceKeys,
-          directIo);
+          directIo,
+          repairWal);
     }
   }
 }
