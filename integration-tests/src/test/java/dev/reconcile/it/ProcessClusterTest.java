@@ -35,7 +35,8 @@ class ProcessClusterTest {
         "08-partition",
         "15-clock-skew", // test hooks reach a process as arguments of HookedAgentMain
         "18-pause",
-        "19-five-replicas-deletes" // five processes, deletes and later rewrites of deleted keys
+        "19-five-replicas-deletes", // five processes, deletes and later rewrites of deleted keys
+        "22-receiver-crash-after-large" // kill -9 after a round whose batches skipped the WAL
       })
   void scenarioPassesWithProcesses(String prefix) throws Exception {
     Path jar = ProcessCluster.locateJar();
