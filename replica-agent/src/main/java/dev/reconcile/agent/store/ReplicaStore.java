@@ -539,13 +539,14 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
    * After a peer's stream ends (every batch of it applied): the repair batches this store wrote
    * without the WAL ({@link StoreOptions#repairWal} false) since the last such flush are flushed,
    * all column families as one, and then survive a crash of the process; nothing to do when there
-   * were none. Blocks for the flush. Throws {@link StoreException} when the flush fails (the
-   * batches stay applied, durable at a later flush).
+   * were none (so on a read-only store too, which a one-shot diff's round ends on). Blocks for the
+   * flush. Throws {@link StoreException} when the flush fails (the batches stay applied, durable at
+   * a later flush).
    */
   public void persistRepairs() {
     s.lifecycle.readLock().lock();
     try {
-      s.checkWritable();
+      s.checkOpen();
       s.persistUnlogged();
     } finally {
       s.lifecycle.readLock().unlock();
