@@ -35,7 +35,7 @@ import java.util.Objects;
  * @param repairWal every repair batch goes through the WAL; when false (and without {@code
  *     syncWrites}) a repair batch of {@link #UNLOGGED_REPAIR_MIN_BYTES} or more skips it, the
  *     column families flush atomically, and {@link ReplicaStore#persistRepairs} flushes them when a
- *     peer's stream ends (docs/decisions.md, "large repair batches skip the WAL")
+ *     peer's stream ends (docs/storage.md, "Large repair batches without the WAL")
  */
 public record StoreOptions(
     Path dataDir,
