@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -300,7 +301,7 @@ class AdminApiTest {
     ReplicaAgent c = cluster.start("c", set);
     ReplicaAgent d = cluster.start("d", set);
     byte[] value = new byte[32 << 10];
-    new java.util.Random(53).nextBytes(value);
+    new Random(53).nextBytes(value);
     for (int i = 0; i < 600; i++) {
       (i % 2 == 0 ? c : d).store().put(("w" + i).getBytes(StandardCharsets.UTF_8), value);
     }

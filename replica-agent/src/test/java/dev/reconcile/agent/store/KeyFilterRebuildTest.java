@@ -83,6 +83,16 @@ final class KeyFilterRebuildTest {
     return hits;
   }
 
+  /** Hooks that run {@code batch} before each batch of a rebuild's scan, and default otherwise. */
+  private static ReplicaStore.Hooks atEachRebuildBatch(Runnable batch) {
+    return new ReplicaStore.Hooks() {
+      @Override
+      void keyFilterRebuildBatch() {
+        batch.run();
+      }
+    };
+  }
+
   /**
    * 160 000 keys into an empty store: its filter grows a second segment at 52 428 keys and a third
    * at 157 285, and is rebuilt into one once the load has stopped, sized for twice the records (419
@@ -121,17 +131,15 @@ final class KeyFilterRebuildTest {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ReplicaStore.Hooks hold =
-        new ReplicaStore.Hooks() {
-          @Override
-          void keyFilterRebuildBatch() {
-            entered.countDown();
-            try {
-              release.await();
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          }
-        };
+        atEachRebuildBatch(
+            () -> {
+              entered.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
     try (ReplicaStore s = open(tmp.resolve("during"), millis, hold)) {
       List<byte[]> purged = new ArrayList<>();
       for (int i = 0; i < 20; i++) {
@@ -266,17 +274,15 @@ final class KeyFilterRebuildTest {
     CountDownLatch entered = new CountDownLatch(1);
     AtomicBoolean interrupted = new AtomicBoolean();
     ReplicaStore.Hooks hold =
-        new ReplicaStore.Hooks() {
-          @Override
-          void keyFilterRebuildBatch() {
-            entered.countDown();
-            try {
-              new CountDownLatch(1).await(); // until the close interrupts it
-            } catch (InterruptedException e) {
-              interrupted.set(true);
-            }
-          }
-        };
+        atEachRebuildBatch(
+            () -> {
+              entered.countDown();
+              try {
+                new CountDownLatch(1).await(); // until the close interrupts it
+              } catch (InterruptedException e) {
+                interrupted.set(true);
+              }
+            });
     Path dir = tmp.resolve("close");
     List<ReplicaRecord> stored =
         records("k-", FIRST_CAPACITY + 1_000, HybridClock.version(NOW - 1_000, 0));
@@ -298,13 +304,11 @@ final class KeyFilterRebuildTest {
     AtomicLong millis = Fixtures.manualMillis(NOW);
     CountDownLatch failed = new CountDownLatch(1);
     ReplicaStore.Hooks failing =
-        new ReplicaStore.Hooks() {
-          @Override
-          void keyFilterRebuildBatch() {
-            failed.countDown();
-            throw new StoreException("injected: the rebuild's scan fails");
-          }
-        };
+        atEachRebuildBatch(
+            () -> {
+              failed.countDown();
+              throw new StoreException("injected: the rebuild's scan fails");
+            });
     List<ReplicaRecord> stored =
         records("k-", FIRST_CAPACITY + 1_000, HybridClock.version(NOW - 1_000, 0));
     try (ReplicaStore s = open(tmp.resolve("fail"), millis, failing)) {
