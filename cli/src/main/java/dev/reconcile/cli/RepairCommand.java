@@ -200,7 +200,7 @@ final class RepairCommand implements Callable<Integer> {
     if (p != null) {
       out.printf(
           "protocol: %,d bytes (estimator %,d, IBLT %,d, digest lists %,d, results %,d), %d round trips, %d doublings, %d fallbacks%n",
-          p.getLong("bytesSent", 0L) + p.getLong("bytesReceived", 0L),
+          p.getLong("protocolBytes", 0L),
           p.getLong("estimatorBytes", 0L),
           p.getLong("ibltBytes", 0L),
           p.getLong("digestBytes", 0L),
@@ -280,7 +280,7 @@ final class RepairCommand implements Callable<Integer> {
       SessionStats st = round.stats();
       out.printf(
           "protocol (in memory): %,d bytes, %d round trips, %d doublings, %d fallbacks; session %s%n",
-          st.bytesTotal(),
+          st.protocolBytes(),
           st.roundTrips(),
           st.doublings(),
           st.fallbacks(),

@@ -160,7 +160,9 @@ final class ReplayCommand implements Callable<Integer> {
     sb.append(
             "Rounds are the repair rounds the timeline and the runner started (background rounds are not counted);")
         .append(
-            " protocol bytes are reconciliation messages both ways (handshake, fingerprints, estimator, IBLTs, digests);")
+            " protocol bytes are the initiator's session frames both ways except the record batches (handshake,"
+                + " fingerprints, estimator, IBLTs or coded symbols, digest lists, results, the stream's acknowledgements,"
+                + " verification: the agent's reconcile_protocol_bytes_total);")
         .append(
             " records moved and record bytes are the repair stream; time to converge runs from the start of the timeline")
         .append(" until every group of replicas had equal fingerprints.\n\n");

@@ -225,7 +225,7 @@ public abstract class HttpCluster implements Cluster {
         to,
         j.path("ok").asBoolean(false),
         j.path("error").isNull() ? null : j.path("error").asText(null),
-        p.path("bytesSent").asLong() + p.path("bytesReceived").asLong(),
+        p.path("protocolBytes").asLong(),
         j.path("recordsSent").asLong() + j.path("recordsReceived").asLong(),
         j.path("recordBytesSent").asLong() + j.path("recordBytesReceived").asLong(),
         j.path("difference").asLong(),

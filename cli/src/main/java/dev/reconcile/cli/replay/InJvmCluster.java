@@ -121,7 +121,7 @@ public final class InJvmCluster implements Cluster {
   }
 
   static RoundResult of(String from, String to, RoundReport r) {
-    long proto = r.stats == null ? 0 : r.stats.bytesSent() + r.stats.bytesReceived();
+    long proto = r.stats == null ? 0 : r.stats.protocolBytes();
     return new RoundResult(
         from,
         to,

@@ -3,8 +3,10 @@ package dev.reconcile.cli.replay;
 /**
  * One repair round as the initiator reported it.
  *
- * @param protocolBytes reconciliation bytes both ways (handshake, fingerprints, estimator, IBLTs,
- *     digests)
+ * @param protocolBytes the session's frames both ways except the repair stream's record batches
+ *     ({@code SessionStats.protocolBytes()}, the agent's {@code reconcile_protocol_bytes_total}):
+ *     handshake, fingerprints, estimator, IBLTs or coded symbols, digest lists, results, the
+ *     stream's acknowledgements, verification
  * @param recordsMoved records sent plus received
  * @param recordBytes record bytes sent plus received
  * @param difference elements found missing on either side

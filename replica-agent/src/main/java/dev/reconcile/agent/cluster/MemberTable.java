@@ -115,7 +115,7 @@ final class MemberTable {
       RoundReport rep,
       long seqAtStart,
       PartitionDigest ownAfter) {
-    long bytes = rep.stats == null ? 0 : rep.stats.bytesSent() + rep.stats.bytesReceived();
+    long bytes = rep.stats == null ? 0 : rep.stats.protocolBytes();
     Round r =
         new Round(
             rep.startedAtMillis > 0 ? rep.startedAtMillis : System.currentTimeMillis(),

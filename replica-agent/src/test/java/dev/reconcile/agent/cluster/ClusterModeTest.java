@@ -150,14 +150,21 @@ class ClusterModeTest {
       JsonArray rounds = c.get(n0, "/cluster", null).getJsonArray("rounds");
       assertThat(rounds).hasSize(2);
       Set<String> peers = new TreeSet<>();
+      long protocolBytes = 0;
       for (Object o : rounds) {
         JsonObject r = (JsonObject) o;
         assertThat(r.getString("reason")).isEqualTo("differs");
         assertThat(r.getBoolean("ok")).as(r.encode()).isTrue();
         assertThat(r.getLong("protocolBytes")).isPositive();
+        protocolBytes += r.getLong("protocolBytes");
         peers.add(r.getString("nodeId"));
       }
       assertThat(peers).containsExactly("n1", "n2");
+      // The table's protocol bytes are the metric's (the record batches left out): n0's only
+      // rounds so far are these two.
+      assertThat(protocolBytes)
+          .isEqualTo(
+              (long) n0.metrics().registry().counter("reconcile_protocol_bytes_total").count());
       assertThat(n0.store().recordCount()).isEqualTo(21);
       // n1 and n2 now differ from each other only; n0 sees them as stale until they publish.
       JsonObject after = c.get(n0, "/cluster", null);
