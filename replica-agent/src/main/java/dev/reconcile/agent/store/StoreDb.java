@@ -340,6 +340,7 @@ final class StoreDb {
               .setCreateMissingColumnFamilies(!options.readOnly())
               .setMaxBackgroundJobs(2)
               .setBytesPerSync(1 << 20)
+              .setMaxTotalWalSize(options.maxWalBytes())
               .setUseDirectIoForFlushAndCompaction(directIo)
               .setAtomicFlush(options.unloggedRepairs());
       Cache cache = own(natives, new LRUCache(64L << 20));

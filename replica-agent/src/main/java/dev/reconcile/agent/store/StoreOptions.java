@@ -36,6 +36,11 @@ import java.util.Objects;
  *     syncWrites}) a repair batch of {@link #UNLOGGED_REPAIR_MIN_BYTES} or more skips it, the
  *     column families flush atomically, and {@link ReplicaStore#persistRepairs} flushes them when a
  *     peer's stream ends (docs/storage.md, "Large repair batches without the WAL")
+ * @param maxWalBytes the most bytes of live WAL files (RocksDB's {@code max_total_wal_size}): past
+ *     it, RocksDB flushes the column families that still hold rows of the oldest WAL file, so that
+ *     the file can go. Without it the small {@code meta} family, written by every batch and never
+ *     filling its memtable, kept every WAL file alive up to four times the memtables' total
+ *     (docs/storage.md, "How much WAL a store keeps")
  */
 public record StoreOptions(
     Path dataDir,
@@ -51,7 +56,8 @@ public record StoreOptions(
     boolean ingestBulk,
     int applySliceKeys,
     boolean directIo,
-    boolean repairWal) {
+    boolean repairWal,
+    long maxWalBytes) {
 
   /**
    * The smallest repair batch (in stored bytes) that skips the WAL when {@link #repairWal} is
@@ -64,6 +70,13 @@ public record StoreOptions(
   public boolean unloggedRepairs() {
     return !repairWal && !syncWrites && !readOnly;
   }
+
+  /**
+   * The default of {@link #maxWalBytes}: 256 MiB, above the memtables a store fills at once (two of
+   * 64 MiB for the records, two of 16 MiB for the digest index), so that it forces flushes of the
+   * small families only; a restart after a crash replays at most this much.
+   */
+  public static final long DEFAULT_MAX_WAL_BYTES = 256L << 20;
 
   /**
    * The default of {@link #applySliceKeys}: at about 4 us a key, a client's write waits about a
@@ -85,6 +98,9 @@ public record StoreOptions(
     }
     if (applySliceKeys < 1) {
       throw new IllegalArgumentException("apply slice keys " + applySliceKeys + " < 1");
+    }
+    if (maxWalBytes < 1) {
+      throw new IllegalArgumentException("max WAL bytes " + maxWalBytes + " < 1");
     }
     if (rebuildThreads < 1) {
       throw new IllegalArgumentException("rebuild threads " + rebuildThreads + " < 1");
@@ -115,14 +131,15 @@ public record StoreOptions(
         .ingestBulk(ingestBulk)
         .applySliceKeys(applySliceKeys)
         .directIo(directIo)
-        .repairWal(repairWal);
+        .repairWal(repairWal)
+        .maxWalBytes(maxWalBytes);
   }
 
   /**
    * Defaults: writable, grace 7 days, system clock, sketches on, no fsync, 2 rebuild threads, bulk
    * partitions ingested, repair batches applied in slices of {@value #DEFAULT_APPLY_SLICE_KEYS}
    * keys, flushes and compactions through the page cache (no direct I/O), every repair batch
-   * through the WAL.
+   * through the WAL, at most 256 MiB of live WAL files.
    */
   public static final class Builder {
     private final Path dataDir;
@@ -140,6 +157,7 @@ public record StoreOptions(
     private int applySliceKeys = DEFAULT_APPLY_SLICE_KEYS;
     private boolean directIo;
     private boolean repairWal = true;
+    private long maxWalBytes = DEFAULT_MAX_WAL_BYTES;
 
     private Builder(Path dataDir, SketchParams params, EstimatorFactory estimators) {
       this.dataDir = dataDir;
@@ -202,6 +220,11 @@ public record StoreOptions(
       return this;
     }
 
+    public Builder maxWalBytes(long v) {
+      maxWalBytes = v;
+      return this;
+    }
+
     public StoreOptions build() {
       return new StoreOptions(
           dataDir,
@@ -217,7 +240,8 @@ public record StoreOptions(
           ingestBulk,
           applySliceKeys,
           directIo,
-          repairWal);
+          repairWal,
+          maxWalBytes);
     }
   }
 }
