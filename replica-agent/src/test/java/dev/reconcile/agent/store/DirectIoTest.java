@@ -14,10 +14,7 @@ import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.ColumnFamilyDescriptor;
-import org.rocksdb.ConfigOptions;
 import org.rocksdb.DBOptions;
-import org.rocksdb.OptionsUtil;
 import org.rocksdb.RocksDBException;
 
 /**
@@ -49,13 +46,7 @@ final class DirectIoTest {
 
   /** {@code use_direct_io_for_flush_and_compaction} as the store's latest OPTIONS file says. */
   private static boolean directIoInOptionsFile(Path dir) throws RocksDBException {
-    List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-    try (ConfigOptions config = new ConfigOptions();
-        DBOptions o = new DBOptions()) {
-      OptionsUtil.loadLatestOptions(config, dir.toString(), o, descriptors);
-      descriptors.forEach(d -> d.getOptions().close());
-      return o.useDirectIoForFlushAndCompaction();
-    }
+    return Fixtures.latestDbOptions(dir, DBOptions::useDirectIoForFlushAndCompaction);
   }
 
   private static void assertHolds(ReplicaStore s, List<ReplicaRecord> expected) {

@@ -6,12 +6,16 @@ import dev.reconcile.core.ExactEstimator;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.SketchParams;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.stream.Stream;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ConfigOptions;
@@ -113,6 +117,28 @@ public final class Fixtures {
       throw new AssertionError(thread.getName() + " did not wait: " + thread.getState());
     }
     return thread;
+  }
+
+  /** {@code read} of the database options in {@code dir}'s latest OPTIONS file. */
+  static <T> T latestDbOptions(Path dir, Function<DBOptions, T> read) throws RocksDBException {
+    List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+    try (ConfigOptions config = new ConfigOptions();
+        DBOptions o = new DBOptions()) {
+      OptionsUtil.loadLatestOptions(config, dir.toString(), o, descriptors);
+      descriptors.forEach(d -> d.getOptions().close());
+      return read.apply(o);
+    }
+  }
+
+  /** The bytes of the WAL files ({@code *.log}) in {@code dir}. */
+  static long walBytes(Path dir) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      long sum = 0;
+      for (Path f : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".log"))::iterator) {
+        sum += Files.size(f);
+      }
+      return sum;
+    }
   }
 
   static byte[] bytes(String s) {

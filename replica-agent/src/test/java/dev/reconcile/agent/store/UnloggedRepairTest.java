@@ -9,17 +9,17 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.rocksdb.DBOptions;
+import org.rocksdb.RocksDBException;
 
 /**
  * With {@code repairWal(false)} (agent key {@code repair-wal=false}), repair batches of {@link
@@ -51,32 +51,11 @@ class UnloggedRepairTest {
     return out;
   }
 
-  /** The bytes of the WAL files ({@code *.log}) in {@code d}. */
-  private static long walBytes(Path d) throws IOException {
-    try (Stream<Path> files = Files.list(d)) {
-      long sum = 0;
-      for (Path f : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".log"))::iterator) {
-        sum += Files.size(f);
-      }
-      return sum;
-    }
-  }
-
   /**
-   * {@code atomic_flush} as the database in {@code d} was opened with (its newest OPTIONS file).
+   * {@code atomic_flush} as the database in {@code d} was opened with (its latest OPTIONS file).
    */
-  private static boolean atomicFlush(Path d) throws IOException {
-    Path newest;
-    try (Stream<Path> files = Files.list(d)) {
-      newest =
-          files
-              .filter(f -> f.getFileName().toString().startsWith("OPTIONS-"))
-              .max((x, y) -> x.getFileName().toString().compareTo(y.getFileName().toString()))
-              .orElseThrow();
-    }
-    List<String> lines = Files.readAllLines(newest, StandardCharsets.UTF_8);
-    assertThat(lines).anyMatch(l -> l.trim().startsWith("atomic_flush="));
-    return lines.stream().anyMatch(l -> l.trim().equals("atomic_flush=true"));
+  private static boolean atomicFlush(Path d) throws RocksDBException {
+    return Fixtures.latestDbOptions(d, DBOptions::atomicFlush);
   }
 
   private static long memtableEntries(ReplicaStore store, String family) {
@@ -89,18 +68,21 @@ class UnloggedRepairTest {
    * do; a batch of 10 such records (40 KiB) goes through the WAL as before.
    */
   @Test
-  void aLargeRepairBatchSkipsTheWalUntilTheFlushAndASmallOneDoesNot() throws IOException {
+  void aLargeRepairBatchSkipsTheWalUntilTheFlushAndASmallOneDoesNot()
+      throws IOException, RocksDBException {
     Path d = dir.resolve("b");
     try (ReplicaStore store = ReplicaStore.open(options(d).build())) {
       assertThat(atomicFlush(d)).isTrue();
-      long wal0 = walBytes(d);
+      long wal0 = Fixtures.walBytes(d);
       assertThat(store.apply(records(0, 10, 1)).applied()).isEqualTo(10);
-      long wal1 = walBytes(d);
+      long wal1 = Fixtures.walBytes(d);
       assertThat(wal1 - wal0).as("a 40 KiB batch is logged").isGreaterThan(10L * VALUE_BYTES);
       assertThat(store.unloggedRepairBatches()).isZero();
 
       assertThat(store.apply(records(10, 100, 2)).applied()).isEqualTo(100);
-      assertThat(walBytes(d) - wal1).as("a 400 KiB batch is not logged").isLessThan(VALUE_BYTES);
+      assertThat(Fixtures.walBytes(d) - wal1)
+          .as("a 400 KiB batch is not logged")
+          .isLessThan(VALUE_BYTES);
       assertThat(store.unloggedRepairBatches()).isEqualTo(1);
       assertThat(memtableEntries(store, "records")).isEqualTo(110);
       assertThat(memtableEntries(store, "digests")).isEqualTo(110);
@@ -122,7 +104,7 @@ class UnloggedRepairTest {
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource({"repair-wal", "default", "sync-writes", "client-put"})
-  void theWalStaysWhenAskedForAndForClients(String why) throws IOException {
+  void theWalStaysWhenAskedForAndForClients(String why) throws IOException, RocksDBException {
     Path d = dir.resolve(why);
     StoreOptions.Builder b = options(d);
     if (why.equals("repair-wal")) {
@@ -135,14 +117,14 @@ class UnloggedRepairTest {
     try (ReplicaStore store = ReplicaStore.open(b.build())) {
       // Only a store that may skip the WAL flushes atomically (the client's put: repairWal false).
       assertThat(atomicFlush(d)).isEqualTo(why.equals("client-put"));
-      long wal0 = walBytes(d);
+      long wal0 = Fixtures.walBytes(d);
       List<ReplicaRecord> batch = records(0, 100, 3);
       if (why.equals("client-put")) {
         assertThat(store.putAll(batch)).isEqualTo(100);
       } else {
         assertThat(store.apply(batch).applied()).isEqualTo(100);
       }
-      assertThat(walBytes(d) - wal0).isGreaterThan(100L * VALUE_BYTES);
+      assertThat(Fixtures.walBytes(d) - wal0).isGreaterThan(100L * VALUE_BYTES);
       assertThat(store.unloggedRepairBatches()).isZero();
       store.persistRepairs();
       assertThat(store.unloggedRepairFlushes()).isZero();

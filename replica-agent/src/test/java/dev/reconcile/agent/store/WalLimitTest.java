@@ -5,13 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.reconcile.core.SketchParams;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.DBOptions;
+import org.rocksdb.RocksDBException;
 
 /**
  * {@link StoreOptions#maxWalBytes} bounds the live WAL files (RocksDB's {@code
@@ -30,24 +29,13 @@ class WalLimitTest {
     return Fixtures.options(d, "node-b", PARAMS, Fixtures.manualMillis(1_000_000));
   }
 
-  /** The bytes of the WAL files ({@code *.log}) in {@code d}. */
-  private static long walBytes(Path d) throws IOException {
-    try (Stream<Path> files = Files.list(d)) {
-      long sum = 0;
-      for (Path f : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".log"))::iterator) {
-        sum += Files.size(f);
-      }
-      return sum;
-    }
-  }
-
   /** Writes {@link #BATCHES} repair batches; returns the largest live WAL seen after a batch. */
   private static long fill(ReplicaStore store, Path d) throws IOException {
     long most = 0;
     for (int b = 0; b < BATCHES; b++) {
       assertThat(store.apply(UnloggedRepairTest.records(b * 100, 100, b)).applied()).isEqualTo(100);
       settle(store);
-      most = Math.max(most, walBytes(d));
+      most = Math.max(most, Fixtures.walBytes(d));
     }
     return most;
   }
@@ -95,21 +83,12 @@ class WalLimitTest {
   }
 
   @Test
-  void theBoundReachesRocksDbAndIsValidated() throws IOException {
+  void theBoundReachesRocksDbAndIsValidated() throws RocksDBException {
     Path d = dir.resolve("options");
     try (ReplicaStore store = ReplicaStore.open(options(d).build())) {
       assertThat(store.recordCount()).isZero();
     }
-    Path newest;
-    try (Stream<Path> files = Files.list(d)) {
-      newest =
-          files
-              .filter(f -> f.getFileName().toString().startsWith("OPTIONS-"))
-              .max((x, y) -> x.getFileName().toString().compareTo(y.getFileName().toString()))
-              .orElseThrow();
-    }
-    List<String> lines = Files.readAllLines(newest, StandardCharsets.UTF_8);
-    assertThat(lines).anyMatch(l -> l.trim().equals("max_total_wal_size=268435456"));
+    assertThat(Fixtures.latestDbOptions(d, DBOptions::maxTotalWalSize)).isEqualTo(256L << 20);
     assertThatThrownBy(() -> options(d).maxWalBytes(0).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("max WAL bytes 0 < 1");
