@@ -196,6 +196,12 @@ public final class AgentMetrics implements AutoCloseable {
                 + " and taken by the data folder's file system), else 0")
         .strongReference(true)
         .register(registry);
+    Gauge.builder("reconcile_store_wal_bytes", store, s -> nonNegative(s.walBytes()))
+        .description(
+            "Bytes of the store's live WAL files: what a restart after a crash replays (bounded"
+                + " near 256 MiB)")
+        .strongReference(true)
+        .register(registry);
     for (Map.Entry<String, String> e : ROCKSDB_PER_CF.entrySet()) {
       for (String cf : ReplicaStore.COLUMN_FAMILIES) {
         String property = e.getKey();
@@ -216,7 +222,10 @@ public final class AgentMetrics implements AutoCloseable {
   }
 
   private static double property(ReplicaStore s, String cf, String property) {
-    long v = s.rocksProperty(cf, property);
+    return nonNegative(s.rocksProperty(cf, property));
+  }
+
+  private static double nonNegative(long v) {
     return v < 0 ? Double.NaN : v;
   }
 

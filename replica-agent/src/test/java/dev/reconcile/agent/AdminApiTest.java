@@ -276,6 +276,8 @@ class AdminApiTest {
     assertThat(applied + pending).isLessThanOrEqualTo(5000.0);
     // direct-io is off by default (directIoSettingReachesTheStoreAndTheMetric turns it on).
     assertThat(sample(m, "reconcile_store_direct_io")).isEqualTo(0.0);
+    // The 5 000 puts went through the WAL, under its bound (WalLimitTest).
+    assertThat(sample(m, "reconcile_store_wal_bytes")).isPositive().isLessThan(256.0 * (1 << 20));
     for (String metric : AgentMetrics.ROCKSDB_PER_CF.values()) {
       for (String cf : dev.reconcile.agent.store.ReplicaStore.COLUMN_FAMILIES) {
         assertThat(sample(m, metric + "{cf=\"" + cf + "\"}")).as(metric + " " + cf).isNotNaN();

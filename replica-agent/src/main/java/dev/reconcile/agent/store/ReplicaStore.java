@@ -680,6 +680,23 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
         + "}";
   }
 
+  /**
+   * The bytes of the live WAL files as RocksDB lists them ({@code GetSortedWalFiles}), for metrics:
+   * what a restart after a crash would replay, kept near {@link StoreOptions#maxWalBytes}; -1 while
+   * the store is closing or closed.
+   */
+  public long walBytes() {
+    return readWhileOpen(
+        -1,
+        () -> {
+          long sum = 0;
+          for (org.rocksdb.LogFile f : s.db.getSortedWalFiles()) {
+            sum += f.sizeFileBytes();
+          }
+          return sum;
+        });
+  }
+
   /** The column families whose RocksDB properties {@link #rocksProperty} reads. */
   public static final List<String> COLUMN_FAMILIES = List.of("records", "digests", "meta");
 

@@ -65,6 +65,8 @@ class WalLimitTest {
     try (ReplicaStore store = ReplicaStore.open(options(bounded).maxWalBytes(LIMIT).build())) {
       mostBounded = fill(store, bounded);
       assertThat(store.recordCount()).isEqualTo(BATCHES * 100L);
+      // What the metric reports (reconcile_store_wal_bytes) is the files' bytes.
+      assertThat(store.walBytes()).isPositive().isEqualTo(Fixtures.walBytes(bounded));
     }
     // The default bound (256 MiB) is far above 24 MiB: one WAL file holds every batch.
     try (ReplicaStore store = ReplicaStore.open(options(unbounded).build())) {
