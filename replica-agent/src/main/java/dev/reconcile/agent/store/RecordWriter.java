@@ -251,28 +251,14 @@ final class RecordWriter {
       int sliceKeys = s.options.applySliceKeys();
       // A large repair batch skips the WAL; the round's end flushes it (persistRepairs).
       boolean unlogged = !client && s.options.unloggedRepairs() && unloggedSize(incoming);
+      // One slice syncs (with syncWrites) as it writes; slices sync the WAL once, after the last.
+      WriteOptions whole = unlogged ? s.unloggedWriteOptions : s.writeOptions;
+      WriteOptions sliced = unlogged ? s.unloggedWriteOptions : s.unsyncedWriteOptions;
       try {
         if (slots.size() <= sliceKeys) {
-          return applySlice(
-              incoming,
-              slots,
-              rows,
-              slotOf,
-              null,
-              0,
-              n,
-              unlogged ? s.unloggedWriteOptions : s.writeOptions,
-              client);
+          return applySlice(incoming, slots, rows, slotOf, null, 0, n, whole, client);
         }
-        ApplyOutcome out =
-            applySlices(
-                incoming,
-                slots,
-                rows,
-                slotOf,
-                sliceKeys,
-                unlogged ? s.unloggedWriteOptions : s.unsyncedWriteOptions,
-                client);
+        ApplyOutcome out = applySlices(incoming, slots, rows, slotOf, sliceKeys, sliced, client);
         if (s.options.syncWrites() && out.applied() > 0) {
           syncWal(slots.size());
         }

@@ -135,6 +135,12 @@ final class StoreDb {
    */
   final WriteOptions unloggedWriteOptions;
 
+  /**
+   * Every family a repair batch writes (the clock's row is in {@code meta}): what {@link
+   * #persistUnlogged} flushes as one.
+   */
+  private final List<ColumnFamilyHandle> repairFamilies;
+
   /** Set after a write batch without the WAL; cleared by {@link #persistUnlogged} as it flushes. */
   final AtomicBoolean unloggedPending = new AtomicBoolean();
 
@@ -201,6 +207,10 @@ final class StoreDb {
     this.digests = handles.get(2);
     this.meta = handles.get(3);
     this.recordsV1 = handles.size() > 4 ? handles.get(4) : null;
+    this.repairFamilies =
+        recordsV1 == null
+            ? List.of(records, digests, meta)
+            : List.of(records, digests, meta, recordsV1);
     this.writeOptions = own(new WriteOptions().setSync(options.syncWrites()));
     this.unsyncedWriteOptions = own(new WriteOptions());
     this.unloggedWriteOptions = own(new WriteOptions().setDisableWAL(true));
@@ -217,12 +227,7 @@ final class StoreDb {
       return;
     }
     try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
-      // Every family a repair batch writes (the clock's row is in meta), flushed as one.
-      db.flush(
-          flush,
-          recordsV1 == null
-              ? List.of(records, digests, meta)
-              : List.of(records, digests, meta, recordsV1));
+      db.flush(flush, repairFamilies);
       unloggedFlushes.increment();
     } catch (RocksDBException e) {
       unloggedPending.set(true);
