@@ -153,7 +153,7 @@ final class DiffCommand implements Callable<Integer> {
     err.printf(
         "reconcile: protocol: %d bytes (handshake %d, fingerprints %d, estimators %d, IBLT %d,"
             + " digests %d, results %d), %d frames, %d round trips%n",
-        s.bytesTotal(),
+        s.protocolBytes(),
         s.handshakeBytes(),
         s.fingerprintBytes(),
         s.estimatorBytes(),

@@ -178,7 +178,7 @@ public final class AgentBench {
             long compiled = c0 < 0 ? -1 : jit.compileMillis() - c0;
             timedCompile += Math.max(0, compiled);
             session[r] = rep.sessionMicros / 1_000.0; // ms, not truncated to whole ones
-            bytes = rep.stats.bytesTotal();
+            bytes = rep.stats.protocolBytes(); // a dry round: no record batches
             rts = rep.stats.roundTrips();
             long diff = rep.missingLocal + rep.missingRemote;
             if (diff != d) {
