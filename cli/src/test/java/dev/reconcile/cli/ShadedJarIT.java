@@ -92,6 +92,27 @@ class ShadedJarIT {
     assertThat(p.err()).isEqualTo("reconcile: file:missing.txt: No such file or directory\n");
   }
 
+  /**
+   * A one-shot command gets the heap in transparent huge pages exactly where the kernel offers them
+   * on request ({@code [madvise]}), and the rest of its options (docs/benchmarks.md, section 4):
+   * the JVM's own final flags, printed by {@code -XX:+PrintFlagsFinal} given in JAVA_OPTS.
+   */
+  @Test
+  void launcherGivesOneShotCommandsHugePagesWhereTheKernelOffersThem() throws Exception {
+    Path thp = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+    boolean offered = Files.isReadable(thp) && Files.readString(thp).contains("[madvise]");
+    Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
+    Proc p =
+        exec(
+            List.of(LAUNCHER.toString(), "diff", "-q", "file:a.txt", "file:a.txt"),
+            Map.of("JAVA_OPTS", "-XX:+PrintFlagsFinal"));
+    assertThat(p.status()).as(p.err()).isZero();
+    assertThat(p.out())
+        .containsPattern("bool UseTransparentHugePages\\s+= " + offered + "\\s")
+        .containsPattern("bool UseSerialGC\\s+= true\\s")
+        .containsPattern("intx TieredStopAtLevel\\s+= 1\\s");
+  }
+
   @Test
   void launcherWorksFromAnotherDirectory() throws Exception {
     Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
