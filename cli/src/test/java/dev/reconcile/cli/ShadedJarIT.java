@@ -156,6 +156,33 @@ class ShadedJarIT {
   }
 
   /**
+   * {@code bin/reconcile diff} makes the one-shot commands' static class archive once per jar and
+   * runs with it: picocli's classes (class-file version 49, which Java 17's dynamic archive leaves
+   * out) and the command's own come from the archive, not from the jar.
+   */
+  @Test
+  void launcherGivesOneShotCommandsAStaticArchiveWithPicocliInIt() throws Exception {
+    Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
+    List<String> diff = List.of(LAUNCHER.toString(), "diff", "-q", "file:a.txt", "file:a.txt");
+    assertThat(exec(diff).status()).isZero(); // makes the archive if the jar is newer
+    try (Stream<Path> files = Files.list(JAR.getParent())) {
+      Path jsa =
+          files
+              .filter(
+                  f -> f.getFileName().toString().matches("reconcile-oneshot-static-\\d+\\.jsa"))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no one-shot class archive beside " + JAR));
+      assertThat(Files.getLastModifiedTime(jsa)).isGreaterThan(Files.getLastModifiedTime(JAR));
+    }
+    Proc p = exec(diff, Map.of("JAVA_OPTS", "-Xlog:class+load=info"));
+    assertThat(p.status()).as(p.err()).isZero();
+    assertThat(p.out())
+        .containsPattern("picocli\\.CommandLine source: shared objects file")
+        .containsPattern("dev\\.reconcile\\.cli\\.DiffCommand source: shared objects file")
+        .doesNotContainPattern("picocli\\.CommandLine source: (jar|file)");
+  }
+
+  /**
    * A repair round in the jar's own process (the demo: two agents, one round) moves Netty buffers
    * without loading Netty's JFR event classes (ReconcileCommand.setProcessDefaults), and with
    * {@code -Dio.netty.jfr.enabled=true} it loads them: the check can fail.
