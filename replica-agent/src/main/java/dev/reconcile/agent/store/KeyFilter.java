@@ -26,18 +26,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * tightening: a query's false-positive rate is at most the sum of the segments' rates, about 1 %
  * for each full segment, and the older, smaller segments are cache-resident). The first segment is
  * sized at open for twice the store's estimated keys, so a store that has not doubled since its
- * open has one segment. Deletes and purges leave their bits: a removed key becomes a false positive
- * until the filter is rebuilt from the digest index (one row a stored key).
+ * open has one segment. Purges leave their bits: a removed key becomes a false positive until the
+ * filter is rebuilt from the digest index (one row a stored key).
  *
- * <p><b>Rebuilt into one segment.</b> When a segment is appended, the filter tells its {@link
- * #onGrow} listener ({@link KeyFilterRebuild}), which fills a new single segment, sized for twice
- * the store's records, from the digest index at a snapshot, and then puts it in the place of all
- * segments: a query reads one cache line again, at about 0.03 % false positives, and purged keys
- * lose their bits. From {@link #beginRebuild} (under the writer lock, no ingest in progress, the
- * snapshot taken in the same hold) every {@link #add} sets its key in the new segment too, so the
- * new segment holds every key stored at the snapshot (the scan's, {@link #addRebuilt}) and every
- * key added since (the writers'); {@link #finishRebuild} replaces the segment list in one volatile
- * write. Every call that touches the new segment runs under the writer lock.
+ * <p><b>Rebuilt into one segment.</b> When a segment is appended, or when the keys removed since
+ * the last rebuild ({@link #removed}) are at least {@link #MIN_STALE_KEYS} and at least as many as
+ * the keys stored (half the keys the filter holds are gone: a store that purged most of its
+ * tombstones), the filter tells its {@link #onRebuildWanted} listener ({@link KeyFilterRebuild}),
+ * which fills a new single segment, sized for twice the store's records, from the digest index at a
+ * snapshot, and then puts it in the place of all segments: a query reads one cache line again, at
+ * about 0.03 % false positives, and purged keys lose their bits. From {@link #beginRebuild} (under
+ * the writer lock, no ingest in progress, the snapshot taken in the same hold) every {@link #add}
+ * sets its key in the new segment too, so the new segment holds every key stored at the snapshot
+ * (the scan's, {@link #addRebuilt}) and every key added since (the writers'); {@link
+ * #finishRebuild} replaces the segment list in one volatile write. Every call that touches the new
+ * segment runs under the writer lock.
  *
  * <p><b>Concurrency.</b> {@link #add} is called under the store's writer lock, and so is {@link
  * #mightContain} on the write path; a read of one key ({@code RecordReader.get}) calls {@link
@@ -89,8 +92,20 @@ final class KeyFilter {
   /** The segment a rebuild fills ({@link #beginRebuild}), or null; under the writer lock. */
   private Segment rebuilt;
 
-  /** Told when a segment is appended (under the writer lock, or the open's scan's monitor). */
-  private Runnable onGrow = () -> {};
+  /**
+   * Told when a rebuild is due: a segment appended (under the writer lock, or the open's scan's
+   * monitor), or the removed keys as many as the stored ones (under the writer lock).
+   */
+  private Runnable onRebuildWanted = () -> {};
+
+  /** A rebuild for removed keys waits for at least this many. */
+  static final long MIN_STALE_KEYS = 1024;
+
+  /** Keys removed since the filter was made or its last rebuild began (under the writer lock). */
+  private long staleKeys;
+
+  /** {@link #staleKeys} when the running rebuild began, restored if it is abandoned. */
+  private long staleAtBegin;
 
   /** Rebuilds finished (read by metrics). */
   private final AtomicLong rebuilds = new AtomicLong();
@@ -160,19 +175,39 @@ final class KeyFilter {
     }
   }
 
-  /** {@code listener} is told (quickly, under the writer lock) when a segment is appended. */
-  void onGrow(Runnable listener) {
-    this.onGrow = listener;
+  /**
+   * {@code listener} is told (quickly, under the writer lock) when a rebuild is due: a segment was
+   * appended, or the removed keys reached the stored ones ({@link #removed}).
+   */
+  void onRebuildWanted(Runnable listener) {
+    this.onRebuildWanted = listener;
+  }
+
+  /**
+   * {@code n} stored keys were removed (a purge: under the writer lock), {@code storedKeys} are
+   * left. Their bits stay set; once the removed keys are at least {@link #MIN_STALE_KEYS} and as
+   * many as the stored ones, a rebuild is asked for.
+   */
+  void removed(long n, long storedKeys) {
+    staleKeys += n;
+    if (staleRebuildDue(storedKeys)) {
+      onRebuildWanted.run();
+    }
+  }
+
+  private boolean staleRebuildDue(long storedKeys) {
+    return staleKeys >= MIN_STALE_KEYS && staleKeys >= storedKeys;
   }
 
   /**
    * Starts a rebuild into one segment for {@code records} stored keys (under the writer lock, no
    * ingest in progress): from now on every {@link #add} sets its key in the new segment too. False
-   * (nothing started) when the filter has one segment, a rebuild is under way, or the new segment
-   * would not fit the memory budget beside the old ones at a capacity of {@code records} or more.
+   * (nothing started) when the filter has one segment and too few removed keys ({@link #removed}),
+   * a rebuild is under way, or the new segment would not fit the memory budget beside the old ones
+   * at a capacity of {@code records} or more.
    */
   boolean beginRebuild(long records) {
-    if (rebuilt != null || segments.length < 2) {
+    if (rebuilt != null || (segments.length < 2 && !staleRebuildDue(records))) {
       return false;
     }
     long budget = maxBytes - bytes();
@@ -181,6 +216,8 @@ final class KeyFilter {
       return false;
     }
     rebuilt = new Segment(blocks);
+    staleAtBegin = staleKeys;
+    staleKeys = 0; // a key removed from here on may be in the scan's snapshot: it counts again
     return true;
   }
 
@@ -215,6 +252,9 @@ final class KeyFilter {
    * Drops a rebuild that will not finish (under the writer lock); the segments stay as they are.
    */
   void abandonRebuild() {
+    if (rebuilt != null) {
+      staleKeys += staleAtBegin;
+    }
     rebuilt = null;
   }
 
@@ -262,7 +302,7 @@ final class KeyFilter {
     grown[grown.length - 1] = next;
     segments = grown; // before any key goes into it
     newest = next;
-    onGrow.run();
+    onRebuildWanted.run();
     return next;
   }
 

@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Rebuilds a store's {@link KeyFilter} into one segment, on a thread of its own, whenever the
- * filter has grown a segment ({@link KeyFilter#onGrow}): a store that grew from empty to 10^6 keys
- * would otherwise keep five segments until its next open, each asked by every query (4.1 % false
+ * filter has grown a segment or the keys purged since its last rebuild are as many as the stored
+ * ones ({@link KeyFilter#onRebuildWanted}): a store that grew from empty to 10^6 keys would
+ * otherwise keep five segments until its next open, each asked by every query (4.1 % false
  * positives, five cache lines for a key it lacks), and every purged key as a false positive.
  *
  * <p>Steps: (1) with the ingest lock and then the writer lock held (no partition ingest between its
@@ -29,12 +30,13 @@ import org.slf4j.LoggerFactory;
  * went into the new segment itself.
  *
  * <p>The amortized cost is a digest-index scan per doubling of the store (a segment is appended
- * when the keys double), on a background thread, deferred while the store takes new keys fast (a
- * bulk load, a catch-up, a large repair: the scan would take their CPU; measured in benchmarks.md
- * section 3, "stop 52") for at most ten minutes; the memory, a second filter during the scan
- * (within the filter's budget, else no rebuild). A failed scan drops the new segment and leaves the
- * old ones, which hold every key; the next growth tries again. {@link #close} stops a scan between
- * batches and waits for it.
+ * when the keys double) and per halving by purges (the purged keys as many as those left), on a
+ * background thread, deferred while the store takes new keys fast (a bulk load, a catch-up, a large
+ * repair: the scan would take their CPU; measured in benchmarks.md section 3, "stop 52") for at
+ * most ten minutes; the memory, a second filter during the scan (within the filter's budget, else
+ * no rebuild). A failed scan drops the new segment and leaves the old ones, which hold every key;
+ * the next growth or purge tries again. {@link #close} stops a scan between batches and waits for
+ * it.
  */
 final class KeyFilterRebuild implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KeyFilterRebuild.class);
@@ -78,7 +80,7 @@ final class KeyFilterRebuild implements AutoCloseable {
 
   /**
    * Asks for a rebuild (quick: may run under the writer lock); at most one waits besides a running
-   * one, and a rebuild that finds the filter with one segment does nothing.
+   * one, and a rebuild that finds no cause left ({@link KeyFilter#beginRebuild}) does nothing.
    */
   void request() {
     if (stopped || !queued.compareAndSet(false, true)) {

@@ -667,7 +667,7 @@ final class RecordWriter {
       }
       if (slot.wExpired) {
         if (slot.original != null) {
-          recordCount.decrementAndGet();
+          removedKeys(1, recordCount.decrementAndGet());
           sketches.remove(slot.partition, slot.originalElement);
         }
         continue;
@@ -713,6 +713,13 @@ final class RecordWriter {
   private void added(long keyHash) {
     if (keys != null) {
       keys.add(keyHash);
+    }
+  }
+
+  /** {@code n} stored keys were removed, {@code left} are stored (under the writer lock). */
+  private void removedKeys(long n, long left) {
+    if (keys != null) {
+      keys.removed(n, left);
     }
   }
 
@@ -861,7 +868,7 @@ final class RecordWriter {
         return 0;
       }
       commit(n, s.writeOptions);
-      recordCount.addAndGet(-n);
+      removedKeys(n, recordCount.addAndGet(-n));
       purgedTombstones.add(n);
       for (int i = 0; i < keys.size(); i++) {
         if (remove[i]) {

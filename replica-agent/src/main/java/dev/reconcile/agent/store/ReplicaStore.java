@@ -154,7 +154,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
       this.keysRebuild = null;
     } else {
       this.keysRebuild = new KeyFilterRebuild(s, sketches, keys, writer::recordCount);
-      keys.onGrow(keysRebuild::request);
+      keys.onRebuildWanted(keysRebuild::request);
       if (keys.segmentCount() > 1) { // grown by the scan at open, past RocksDB's estimate
         keysRebuild.request();
       }

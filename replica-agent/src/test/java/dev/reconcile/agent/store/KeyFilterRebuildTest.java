@@ -120,6 +120,35 @@ final class KeyFilterRebuildTest {
   }
 
   /**
+   * 5 000 keys, 4 000 of them deleted and their tombstones purged: the purged keys (at least {@link
+   * KeyFilter#MIN_STALE_KEYS} and as many as the 1 000 left) ask for a rebuild, after which the
+   * filter denies the purged keys (a one-segment filter sized for 2 000 keys at the smallest
+   * segment: expected about 0.001 % false positives, asserted under 1 %) and none of the stored
+   * ones. Without the purge's request every purged key stayed a false positive until the next open.
+   */
+  @Test
+  void purgingMostKeysRebuildsTheFilterWithoutThem() throws InterruptedException {
+    AtomicLong millis = Fixtures.manualMillis(NOW);
+    List<ReplicaRecord> all = records("p-", 5_000, HybridClock.version(NOW - 1_000, 0));
+    try (ReplicaStore s = open(tmp.resolve("purged"), millis, ReplicaStore.Hooks.DEFAULT)) {
+      load(s, all);
+      List<byte[]> gone = keysOf(all.subList(0, 4_000));
+      List<byte[]> kept = keysOf(all.subList(4_000, 5_000));
+      for (byte[] k : gone) {
+        s.delete(k);
+      }
+      millis.addAndGet(s.options().tombstoneGrace().toMillis() + 1_000);
+      assertThat(s.purgeTombstones(millis.get())).isEqualTo(4_000);
+      await("the rebuild after the purge", () -> s.stats().keyFilterRebuilds() == 1);
+      noneDenied(s, kept);
+      long letThrough = gone.stream().filter(k -> !s.surelyLacks(k)).count();
+      assertThat(letThrough).as("purged keys the filter lets through").isLessThan(40);
+      assertThat(s.stats().keyFilterSegments()).isEqualTo(1);
+      assertThat(s.selfCheck().ok()).isTrue();
+    }
+  }
+
+  /**
    * The rebuild held at its first batch (its snapshot taken) while a client puts, a repair batch is
    * applied and a partition is ingested as table files: after it, every one of those keys and of
    * the keys before is let through, and the self-check (the filter against every stored key)

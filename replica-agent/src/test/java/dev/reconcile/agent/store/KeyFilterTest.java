@@ -199,7 +199,7 @@ final class KeyFilterTest {
   void aRebuildKeepsEveryKeyInOneSegment(long seed) {
     KeyFilter f = new KeyFilter(0);
     int[] grown = {0};
-    f.onGrow(() -> grown[0]++);
+    f.onRebuildWanted(() -> grown[0]++);
     long[] before = randomHashes(seed, 300_000); // stored when the rebuild starts: scanned
     for (long k : before) {
       f.add(k);
@@ -241,6 +241,35 @@ final class KeyFilterTest {
     for (long k : after) {
       assertThat(f.mightContain(k)).as("seed %d, key hash %x", seed, k).isTrue();
     }
+  }
+
+  /**
+   * Removed keys ask for a rebuild once they are at least {@link KeyFilter#MIN_STALE_KEYS} and as
+   * many as the stored keys, and only then does a one-segment filter begin one; an abandoned
+   * rebuild leaves them counted, a begun one starts the count again.
+   */
+  @Test
+  void removedKeysAskForARebuildOnceTheyAreAsManyAsTheStoredOnes() {
+    KeyFilter f = new KeyFilter(0);
+    int[] wanted = {0};
+    f.onRebuildWanted(() -> wanted[0]++);
+    for (long k : randomHashes(61, 5_000)) {
+      f.add(k);
+    }
+    f.removed(KeyFilter.MIN_STALE_KEYS - 1, 0);
+    assertThat(wanted[0]).as("under the minimum").isZero();
+    assertThat(f.beginRebuild(0)).isFalse();
+    f.removed(1, 3_000);
+    assertThat(wanted[0]).as("fewer than the stored keys").isZero();
+    assertThat(f.beginRebuild(3_000)).isFalse();
+    f.removed(2_000, 1_000 - 1);
+    assertThat(wanted[0]).as("as many as the stored keys").isEqualTo(1);
+    assertThat(f.beginRebuild(1_000 - 1)).isTrue();
+    f.abandonRebuild();
+    assertThat(f.beginRebuild(1_000 - 1)).as("still due after an abandoned rebuild").isTrue();
+    f.finishRebuild();
+    assertThat(f.segmentCount()).isEqualTo(1);
+    assertThat(f.beginRebuild(1_000 - 1)).as("the count starts again").isFalse();
   }
 
   @Test
