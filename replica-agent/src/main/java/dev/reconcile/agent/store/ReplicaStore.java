@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import org.rocksdb.CompressionType;
+import org.rocksdb.LogFile;
 import org.rocksdb.Range;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -690,7 +691,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
         -1,
         () -> {
           long sum = 0;
-          for (org.rocksdb.LogFile f : s.db.getSortedWalFiles()) {
+          for (LogFile f : s.db.getSortedWalFiles()) {
             sum += f.sizeFileBytes();
           }
           return sum;
