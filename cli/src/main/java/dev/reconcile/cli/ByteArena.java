@@ -70,6 +70,15 @@ final class ByteArena {
     chunks[count++] = chunk;
   }
 
+  /** Bytes the arena's chunks take, filled or not. */
+  long capacity() {
+    long sum = 0;
+    for (int i = 0; i < count; i++) {
+      sum += chunks[i].length;
+    }
+    return sum;
+  }
+
   static long address(int chunk, int offset) {
     return ((long) chunk << 32) | offset;
   }

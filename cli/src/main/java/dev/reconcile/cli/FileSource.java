@@ -153,10 +153,17 @@ final class FileSource implements RecordSource {
     long total = 0;
     boolean hinted = !exactSize;
     while (true) {
-      if (block.length - end < readSize / 4) {
-        // Move the unfinished line to a new block at least twice its size.
+      // A new block when the free room is too small for a worthwhile read, or, when the size is
+      // known and all of it has been read, when no byte is left for the end-of-file read (and an
+      // LF appended to a last line): a small file's own-size block is not traded for a full one.
+      long expected = exactSize ? Math.max(0, sizeHint - total) : readSize;
+      if (block.length - end < Math.max(1, Math.min(readSize / 4, expected + 1))) {
+        // Move the unfinished line to a new block at least twice its size; the last block of a
+        // file of known size holds what is left of it (and an LF), not a whole block.
         int tail = end - start;
-        long size = Math.min(MAX_ARRAY, Math.max(blockSize, 2L * tail + readSize));
+        long wanted =
+            expected > 0 && exactSize ? Math.min(blockSize, tail + expected + 1) : blockSize;
+        long size = Math.min(MAX_ARRAY, Math.max(wanted, 2L * tail + readSize));
         if (size - tail < readSize / 4) {
           throw new CliException(label + ": line longer than 2 GiB");
         }
@@ -196,7 +203,7 @@ final class FileSource implements RecordSource {
     }
     if (start < end) {
       // A last line without LF: give it one, so that the splitter finds every line's end (the
-      // block has room: at least readSize / 4 bytes were free before the read that found the end).
+      // block has room: at least one byte was free before the read that found the end).
       if (chunk < 0) {
         chunk = arena.adopt(block);
       }

@@ -227,6 +227,42 @@ class FileSourceTest {
     }
   }
 
+  /**
+   * The blocks a file is read into are sized by its length: a small file takes a block of its own
+   * size, and a file a little larger than a block takes a last block of what is left, not a second
+   * whole one (a one-line diff allocated and zeroed 8 MiB a side, a 9 MiB file 16 MiB).
+   */
+  @Test
+  void blocksAreSizedByTheFile() throws IOException {
+    Path small = dir.resolve("small.txt");
+    Files.write(small, "a\t1\nb\t2\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    RecordTable t = read(small, false, FileSource.READ, FileSource.BLOCK);
+    assertThat(t.recordsRead()).isEqualTo(2);
+    assertThat(t.arena().capacity()).isEqualTo(FileSource.MIN_BLOCK);
+
+    Path noLf = dir.resolve("no-lf.txt");
+    Files.write(noLf, new byte[] {'k', '\t', 'v'});
+    t = read(noLf, false, FileSource.READ, FileSource.BLOCK);
+    assertThat(t.value(0)).isEqualTo(new byte[] {'v'});
+    assertThat(t.arena().capacity()).isEqualTo(FileSource.MIN_BLOCK);
+
+    byte[] line =
+        "key-0000000\tvalue-000000000000000000\n"
+            .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    int lines = (9 << 20) / line.length;
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    for (int i = 0; i < lines; i++) {
+      b.writeBytes(line);
+    }
+    Path large = dir.resolve("large.txt");
+    Files.write(large, b.toByteArray());
+    t = read(large, false, FileSource.READ, FileSource.BLOCK);
+    assertThat(t.recordsRead()).isEqualTo(lines);
+    assertThat(t.arena().capacity())
+        .isGreaterThanOrEqualTo(b.size())
+        .isLessThan(b.size() + 2L * FileSource.READ);
+  }
+
   @Test
   void notGzipDespiteTheName() throws IOException {
     Path f = dir.resolve("plain.gz");
