@@ -2,12 +2,15 @@ package dev.reconcile.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -125,5 +128,34 @@ class MemorySketchesTest {
     assertThat(Wire.toProto(got)).as("seed %d", seed).isEqualTo(Wire.toProto(want));
     got.subtract(want);
     assertThat(got.isEmpty()).isTrue();
+  }
+
+  /**
+   * The second half's insertion runs on the common pool's threads, not on a new thread per table:
+   * {@code CompletableFuture.supplyAsync(task, commonPool())} started one per task where the pool's
+   * parallelism is 1 (2-core machines, such as CI's).
+   */
+  @Test
+  void largePartitionTablesStartNoThreadPerTable() {
+    long seed = 77;
+    SketchParams params =
+        new SketchParams(HashSpec.xxh3(seed), 0, 3, 10, ExactEstimator.factory(1.0).params());
+    long[] elements =
+        new SplittableRandom(seed).longs(MemorySketches.PARALLEL_TABLE_ELEMENTS).toArray();
+    MemorySketches m =
+        MemorySketches.ofSinglePartition(params, ExactEstimator.factory(1.0), elements);
+    IbltShape shape = IbltShape.atLeast(3, 64);
+    Iblt first = m.iblt(0, shape); // the pool's workers start here if they have not yet
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long before = threads.getTotalStartedThreadCount();
+    int tables = 40;
+    for (int i = 0; i < tables; i++) {
+      Iblt t = m.iblt(0, shape);
+      t.subtract(first);
+      assertThat(t.isEmpty()).as("table %d", i).isTrue();
+    }
+    assertThat(threads.getTotalStartedThreadCount() - before)
+        .as("threads started for %d tables", tables)
+        .isLessThan(tables / 4);
   }
 }
