@@ -57,6 +57,41 @@ class ReconcileCommandTest {
   }
 
   @Test
+  void theNamesAreTheAnnotations() {
+    for (Class<?> c : ReconcileCommand.SUBCOMMANDS) {
+      if (c == CommandLine.HelpCommand.class) {
+        continue;
+      }
+      String name = c.getAnnotation(CommandLine.Command.class).name();
+      assertThat(ReconcileCommand.SUBCOMMANDS_BY_NAME).as(name).containsEntry(name, c);
+    }
+    assertThat(ReconcileCommand.SUBCOMMANDS_BY_NAME)
+        .hasSize(ReconcileCommand.SUBCOMMANDS.size() - 1);
+    CommandLine.Command root = ReconcileCommand.class.getAnnotation(CommandLine.Command.class);
+    assertThat(root.name()).isEqualTo(ReconcileCommand.NAME);
+    assertThat(root.version()).containsExactly(ReconcileCommand.VERSION);
+  }
+
+  /** {@code reconcile diff -V} printed an empty line: picocli gives a subcommand no version. */
+  @Test
+  void everySubcommandPrintsTheVersion() {
+    for (String name : ReconcileCommand.SUBCOMMANDS_BY_NAME.keySet()) {
+      for (boolean alone : new boolean[] {true, false}) {
+        StringWriter out = new StringWriter();
+        CommandLine cl =
+            alone
+                ? forArgs(name, "--version")
+                : ReconcileCommand.commandLine(new ReconcileCommand(ExactEstimator.factory(1.0)));
+        cl.setOut(new PrintWriter(out, true));
+        assertThat(cl.execute(name, "--version")).as(name).isZero();
+        assertThat(out.toString())
+            .as(name + (alone ? " alone" : ""))
+            .isEqualTo("reconcile 0.1.0\n");
+      }
+    }
+  }
+
+  @Test
   void usageOfALoneSubcommandNamesTheWholeCommand() {
     StringWriter out = new StringWriter();
     CommandLine cl = forArgs("diff", "--help");
