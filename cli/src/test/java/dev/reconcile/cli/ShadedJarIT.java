@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -113,6 +114,37 @@ class ShadedJarIT {
         .containsPattern("intx TieredStopAtLevel\\s+= 1\\s");
   }
 
+  /**
+   * C1 alone for one-shot inputs under 256 MB (a gzip file counted four times its size), C2 as well
+   * beyond: the launcher sums the sizes of every {@code file:} argument, whatever its name holds.
+   * Sparse files, and a usage error after the JVM printed its flags, so nothing is read.
+   */
+  @Test
+  void launcherLeavesC2ToLargeOneShotInputs() throws Exception {
+    Path small = dir.resolve("small file.txt");
+    Path packed = dir.resolve("packed.gz");
+    for (Path f : List.of(small, packed)) {
+      try (java.io.RandomAccessFile r = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+        r.setLength(f == small ? 10L << 20 : 60L << 20);
+      }
+    }
+    record Case(List<String> files, int level) {}
+    for (Case c :
+        List.of(
+            new Case(List.of("file:" + small, "file:" + small), 1),
+            new Case(List.of("file:" + packed, "file:" + small), 1), // 240 + 10 MiB
+            new Case(List.of("file:" + packed, "file:" + packed), 4))) { // 480 MiB
+      List<String> cmd = new ArrayList<>(List.of(LAUNCHER.toString(), "diff", "--format=none"));
+      cmd.addAll(c.files());
+      Proc p = exec(cmd, Map.of("JAVA_OPTS", "-XX:+PrintFlagsFinal"));
+      assertThat(p.status()).as(p.err()).isEqualTo(2);
+      assertThat(p.err()).contains("Invalid value for option '--format'");
+      assertThat(p.out())
+          .as("%s", c.files())
+          .containsPattern("intx TieredStopAtLevel\\s+= " + c.level() + "\\s");
+    }
+  }
+
   @Test
   void launcherWorksFromAnotherDirectory() throws Exception {
     Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
@@ -126,19 +158,25 @@ class ShadedJarIT {
    * {@code bin/reconcile agent} makes the agents' class archive once per jar (a training demo) and
    * starts the agent with it; a JVM given the archive loads the agent's classes from it.
    */
+  /**
+   * The newest class archive beside the jar whose name matches {@code regex} (archives made for
+   * other Java installations may lie there too, each named after its own).
+   */
+  private static Path newestArchive(String regex) throws Exception {
+    try (Stream<Path> files = Files.list(JAR.getParent())) {
+      return files
+          .filter(f -> f.getFileName().toString().matches(regex))
+          .max(Comparator.comparing(f -> f.toFile().lastModified()))
+          .orElseThrow(() -> new AssertionError("no class archive " + regex + " beside " + JAR));
+    }
+  }
+
   @Test
   void launcherGivesAnAgentItsClassArchive() throws Exception {
     Proc p = exec(List.of(LAUNCHER.toString(), "agent", "--help"));
     assertThat(p.status()).as(p.err()).isZero();
     assertThat(p.out()).startsWith("Usage: reconcile agent");
-    Path jsa;
-    try (Stream<Path> files = Files.list(JAR.getParent())) {
-      jsa =
-          files
-              .filter(f -> f.getFileName().toString().matches("reconcile-agent-\\d+\\.jsa"))
-              .findFirst()
-              .orElseThrow(() -> new AssertionError("no agent class archive beside " + JAR));
-    }
+    Path jsa = newestArchive("reconcile-agent-\\d+\\.jsa");
     assertThat(Files.getLastModifiedTime(jsa)).isGreaterThan(Files.getLastModifiedTime(JAR));
     Proc loaded =
         exec(
@@ -165,15 +203,8 @@ class ShadedJarIT {
     Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
     List<String> diff = List.of(LAUNCHER.toString(), "diff", "-q", "file:a.txt", "file:a.txt");
     assertThat(exec(diff).status()).isZero(); // makes the archive if the jar is newer
-    try (Stream<Path> files = Files.list(JAR.getParent())) {
-      Path jsa =
-          files
-              .filter(
-                  f -> f.getFileName().toString().matches("reconcile-oneshot-static-\\d+\\.jsa"))
-              .findFirst()
-              .orElseThrow(() -> new AssertionError("no one-shot class archive beside " + JAR));
-      assertThat(Files.getLastModifiedTime(jsa)).isGreaterThan(Files.getLastModifiedTime(JAR));
-    }
+    Path jsa = newestArchive("reconcile-oneshot-static-\\d+\\.jsa");
+    assertThat(Files.getLastModifiedTime(jsa)).isGreaterThan(Files.getLastModifiedTime(JAR));
     Proc p = exec(diff, Map.of("JAVA_OPTS", "-Xlog:class+load=info"));
     assertThat(p.status()).as(p.err()).isZero();
     assertThat(p.out())
