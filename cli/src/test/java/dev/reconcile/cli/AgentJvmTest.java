@@ -34,13 +34,16 @@ class AgentJvmTest {
     String agentCase = script.substring(start, script.indexOf("\n    ;;\n", start));
     assertThat(agentCase)
         .contains("opts+=(" + AgentJvm.HUGE_PAGES + ")")
-        .contains("'\\[madvise\\]' " + AgentJvm.THP)
+        .contains("if huge_pages_on_request; then")
         .contains("opts+=(" + AgentJvm.YOUNG_GENERATION + ")")
         .contains("opts+=(" + AgentJvm.INITIAL_HEAP + " " + AgentJvm.PRE_TOUCH + ")")
         .contains("opts+=(" + AgentJvm.METASPACE + " " + AgentJvm.HEAP_GROWTH + ")")
         .contains("*\" -Xmx\"*")
         .contains("$((2 * 1024 * 1024))")
         .contains("with_archive agent train_agent");
+    assertThat(script)
+        .contains("read -r thp < " + AgentJvm.THP + " ")
+        .contains("[[ \"$thp\" == *\"[madvise]\"* ]]");
     assertThat(AgentJvm.PRE_TOUCH_MIN_MEMORY).isEqualTo(2L << 30);
     // the launcher's training run is the one AgentJvm.makeClassArchive runs for the bench
     assertThat(script)
@@ -120,11 +123,11 @@ class AgentJvmTest {
     String script = launcher();
     assertThat(script)
         .contains(
-            "Linux-x86_64) lib="
+            "linux*-x86_64) lib="
                 + AgentJvm.rocksDbLibraryName("Linux", "x86_64").orElseThrow()
                 + " ;;")
         .contains(
-            "Linux-aarch64) lib="
+            "linux*-aarch64) lib="
                 + AgentJvm.rocksDbLibraryName("Linux", "aarch64").orElseThrow()
                 + " ;;")
         .contains("opts+=(-Djava.library.path=\"$dir")
