@@ -72,7 +72,7 @@ class ReconcileCommandTest {
     assertThat(root.version()).containsExactly(ReconcileCommand.VERSION);
   }
 
-  /** {@code reconcile diff -V} printed an empty line: picocli gives a subcommand no version. */
+  /** {@code reconcile diff -V} printed nothing: picocli gives a subcommand no version. */
   @Test
   void everySubcommandPrintsTheVersion() {
     for (String name : ReconcileCommand.SUBCOMMANDS_BY_NAME.keySet()) {
