@@ -145,6 +145,39 @@ class ShadedJarIT {
     }
   }
 
+  /**
+   * When the launcher remakes a class archive (the jar is newer), archives of the same kind older
+   * than the jar go: they are never used again (another Java installation's, or one named by an
+   * earlier form of the Java id). One newer than the jar, another installation's in use, stays.
+   */
+  @Test
+  void launcherRemovesArchivesOlderThanTheJarWhenItMakesOne() throws Exception {
+    Path target = JAR.getParent();
+    Path stale = target.resolve("reconcile-oneshot-static-1.jsa");
+    Path live = target.resolve("reconcile-oneshot-static-2.jsa");
+    Files.write(stale, new byte[] {1});
+    Files.write(live, new byte[] {2});
+    try {
+      java.nio.file.attribute.FileTime now =
+          java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis());
+      Files.setLastModifiedTime(
+          stale, java.nio.file.attribute.FileTime.fromMillis(now.toMillis() - 86_400_000L));
+      Files.setLastModifiedTime(JAR, now); // every archive is older now: the launcher remakes its
+      Files.setLastModifiedTime(
+          live, java.nio.file.attribute.FileTime.fromMillis(now.toMillis() + 60_000L));
+      Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
+      Proc p = exec(List.of(LAUNCHER.toString(), "diff", "-q", "file:a.txt", "file:a.txt"));
+      assertThat(p.status()).as(p.err()).isZero();
+      assertThat(stale).doesNotExist();
+      assertThat(live).exists();
+      Path made = newestArchive("reconcile-oneshot-static-\\d{3,}\\.jsa");
+      assertThat(Files.getLastModifiedTime(made)).isGreaterThan(Files.getLastModifiedTime(JAR));
+    } finally {
+      Files.deleteIfExists(stale);
+      Files.deleteIfExists(live);
+    }
+  }
+
   @Test
   void launcherWorksFromAnotherDirectory() throws Exception {
     Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
