@@ -156,13 +156,13 @@ final class FileSource implements RecordSource {
       // A new block when the free room is too small for a worthwhile read, or, when the size is
       // known and all of it has been read, when no byte is left for the end-of-file read (and an
       // LF appended to a last line): a small file's own-size block is not traded for a full one.
-      long expected = exactSize ? Math.max(0, sizeHint - total) : readSize;
-      if (block.length - end < Math.max(1, Math.min(readSize / 4, expected + 1))) {
+      long left = exactSize ? Math.max(0, sizeHint - total) : -1; // bytes to come; -1: unknown
+      long minRoom = left < 0 ? readSize / 4 : Math.max(1, Math.min(readSize / 4, left + 1));
+      if (block.length - end < minRoom) {
         // Move the unfinished line to a new block at least twice its size; the last block of a
         // file of known size holds what is left of it (and an LF), not a whole block.
         int tail = end - start;
-        long wanted =
-            expected > 0 && exactSize ? Math.min(blockSize, tail + expected + 1) : blockSize;
+        long wanted = left > 0 ? Math.min(blockSize, tail + left + 1) : blockSize;
         long size = Math.min(MAX_ARRAY, Math.max(wanted, 2L * tail + readSize));
         if (size - tail < readSize / 4) {
           throw new CliException(label + ": line longer than 2 GiB");

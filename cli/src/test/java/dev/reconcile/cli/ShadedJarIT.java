@@ -158,13 +158,10 @@ class ShadedJarIT {
     Files.write(stale, new byte[] {1});
     Files.write(live, new byte[] {2});
     try {
-      java.nio.file.attribute.FileTime now =
-          java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis());
-      Files.setLastModifiedTime(
-          stale, java.nio.file.attribute.FileTime.fromMillis(now.toMillis() - 86_400_000L));
+      FileTime now = FileTime.fromMillis(System.currentTimeMillis());
+      Files.setLastModifiedTime(stale, FileTime.fromMillis(now.toMillis() - 86_400_000L));
       Files.setLastModifiedTime(JAR, now); // every archive is older now: the launcher remakes its
-      Files.setLastModifiedTime(
-          live, java.nio.file.attribute.FileTime.fromMillis(now.toMillis() + 60_000L));
+      Files.setLastModifiedTime(live, FileTime.fromMillis(now.toMillis() + 60_000L));
       Files.write(dir.resolve("a.txt"), "x\n".getBytes(StandardCharsets.US_ASCII));
       Proc p = exec(List.of(LAUNCHER.toString(), "diff", "-q", "file:a.txt", "file:a.txt"));
       assertThat(p.status()).as(p.err()).isZero();
