@@ -20,6 +20,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.function.ToDoubleFunction;
 import java.util.stream.Stream;
 
 /**
@@ -163,12 +164,9 @@ public final class StoreRestart {
     }
   }
 
-  private interface Figure {
-    double of(Trial t);
-  }
-
-  private static double median(List<Trial> rs, Figure f) {
-    double[] v = rs.stream().mapToDouble(f::of).sorted().toArray();
+  /** The median of {@code f} over {@code rs} (the upper middle one of an even count). */
+  private static double median(List<Trial> rs, ToDoubleFunction<Trial> f) {
+    double[] v = rs.stream().mapToDouble(f).sorted().toArray();
     return v.length == 0 ? Double.NaN : v[v.length / 2];
   }
 
