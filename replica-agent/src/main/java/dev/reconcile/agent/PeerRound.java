@@ -38,6 +38,15 @@ final class PeerRound {
   private static final Logger LOG = LoggerFactory.getLogger(PeerRound.class);
   private static final long DRAIN_BUDGET_BYTES = 8L << 20;
 
+  /**
+   * The least a step drains. A step drains at most what the round has drained so far, from this up
+   * to {@link #DRAIN_BUDGET_BYTES} ({@link #drainBudget}): the first batches of a repair stream
+   * leave one by one and the budget doubles from there. With the whole budget from the start, a
+   * just-started sender read and serialized a window of batches (8 of 1 MiB) before its first frame
+   * left: 64 ms after the session against 25 ms (docs/benchmarks.md, section 3, "stop 57").
+   */
+  static final long FIRST_DRAIN_BYTES = 64L << 10;
+
   private final AgentRuntime rt;
   private final FrameChannel ch;
   private final ReconcileSession session;
@@ -57,6 +66,7 @@ final class PeerRound {
   private long totalTimer = -1;
   private double tokens;
   private long tokensAtNanos = System.nanoTime();
+  private long drainedBytes;
   private int pendingSteps;
   private boolean failing;
 
@@ -168,7 +178,7 @@ final class PeerRound {
       waitForTokens();
       return;
     }
-    long budget = ch.writeQueueFull() ? 0 : Math.min(allowance, DRAIN_BUDGET_BYTES);
+    long budget = ch.writeQueueFull() ? 0 : Math.min(allowance, drainBudget(drainedBytes));
     pendingSteps++;
     try {
       worker.execute(
@@ -205,6 +215,11 @@ final class PeerRound {
     }
   }
 
+  /** The most a step drains once the round has drained {@code drained} bytes. */
+  static long drainBudget(long drained) {
+    return Math.max(FIRST_DRAIN_BYTES, Math.min(drained, DRAIN_BUDGET_BYTES));
+  }
+
   /**
    * Worker: the session's pending frames, up to {@code budget} bytes (at least one frame when the
    * budget is positive, none when it is 0). The round is finished only once its last frame is out.
@@ -231,6 +246,7 @@ final class PeerRound {
     pendingSteps--;
     lastActivityNanos = System.nanoTime();
     tokens -= d.bytes();
+    drainedBytes += d.bytes();
     if (done.future().isComplete()) {
       return;
     }
