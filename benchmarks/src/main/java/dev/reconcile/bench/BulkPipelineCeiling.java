@@ -156,7 +156,7 @@ public final class BulkPipelineCeiling {
 
   /** One trial: a fresh receiver, then a fresh sender; returns {nanos, table-file bytes}. */
   private static long[] trial(Path src, Path out) throws Exception {
-    Process recv = child("recv", out.toString()).start();
+    Process recv = ChildJvm.of(BulkPipelineCeiling.class, "recv", out.toString()).start();
     try (BufferedReader r =
         new BufferedReader(new InputStreamReader(recv.getInputStream(), StandardCharsets.UTF_8))) {
       String ready = r.readLine();
@@ -164,7 +164,9 @@ public final class BulkPipelineCeiling {
         throw new IllegalStateException("receiver did not start: " + ready);
       }
       Process send =
-          child("send", src.toString(), ready.substring(5)).redirectErrorStream(true).start();
+          ChildJvm.of(BulkPipelineCeiling.class, "send", src.toString(), ready.substring(5))
+              .redirectErrorStream(true)
+              .start();
       String sent = new String(send.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       if (send.waitFor() != 0) {
         throw new IllegalStateException("sender failed: " + sent);
@@ -181,17 +183,6 @@ public final class BulkPipelineCeiling {
     } finally {
       recv.destroy();
     }
-  }
-
-  private static ProcessBuilder child(String... args) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(AgentJvm.JAVA.toString());
-    cmd.addAll(AgentJvm.defaultOptions()); // an agent's, as bin/reconcile and the catch-up bench
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(BulkPipelineCeiling.class.getName());
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
   }
 
   // ------------------------------------------------------------------------------- source

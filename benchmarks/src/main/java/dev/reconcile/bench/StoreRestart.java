@@ -4,7 +4,7 @@ import dev.reconcile.agent.store.HybridClock;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.agent.store.RocksDbLibrary;
 import dev.reconcile.agent.store.StoreOptions;
-import dev.reconcile.cli.AgentJvm;
+import dev.reconcile.cli.FileTrees;
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.ReplicaRecord;
 import java.io.BufferedReader;
@@ -16,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.SplittableRandom;
@@ -54,7 +53,7 @@ import java.util.stream.Stream;
  * is what that option gives up, and the check reports them as missing.
  *
  * <p>Each trial runs the bounds in turn, the order reversed every other trial. Both processes get
- * an agent's JVM options ({@link AgentJvm#defaultOptions}).
+ * an agent's JVM options ({@link ChildJvm}).
  */
 public final class StoreRestart {
   private static final int RECORDS_PER_BATCH = 16;
@@ -175,7 +174,8 @@ public final class StoreRestart {
     Path dir = Files.createTempDirectory("store-restart");
     try {
       Process w =
-          child(
+          ChildJvm.of(
+                  StoreRestart.class,
                   "write",
                   dir.toString(),
                   Long.toString(boundBytes),
@@ -207,7 +207,8 @@ public final class StoreRestart {
       }
       long[] wal = walFiles(dir);
       Process o =
-          child(
+          ChildJvm.of(
+                  StoreRestart.class,
                   "open",
                   dir.toString(),
                   Long.toString(boundBytes),
@@ -231,9 +232,7 @@ public final class StoreRestart {
           f[3].equals("ok"),
           f.length > 4 ? f[4] : "");
     } finally {
-      try (Stream<Path> s = Files.walk(dir)) {
-        s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      FileTrees.delete(dir);
     }
   }
 
@@ -249,17 +248,6 @@ public final class StoreRestart {
       }
     }
     return out;
-  }
-
-  private static ProcessBuilder child(String... args) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(AgentJvm.JAVA.toString());
-    cmd.addAll(AgentJvm.defaultOptions());
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(StoreRestart.class.getName());
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
   }
 
   private static StoreOptions options(Path dir, long boundBytes, boolean repairWal) {
@@ -317,19 +305,20 @@ public final class StoreRestart {
       double rebuildMillis = store.stats().lastRebuildMillis();
       long limit = acked + (long) LEAD_BATCHES * RECORDS_PER_BATCH;
       long found = 0;
+      long firstMissing = -1; // past the prefix found: nothing more may be there
       String problem = null;
       for (long i = 0; i < limit && problem == null; i++) {
         Optional<ReplicaRecord> got = store.get(StoreBenchmark.key(i));
         if (got.isEmpty()) {
           if (i < acked) {
             problem = "acknowledged record " + i + " is missing";
+          } else if (firstMissing < 0) {
+            firstMissing = i;
           }
-          // Past the prefix: nothing more may be there.
-          for (long j = i + 1; j < limit && problem == null; j++) {
-            if (store.get(StoreBenchmark.key(j)).isPresent()) {
-              problem = "record " + j + " is there but record " + i + " is not";
-            }
-          }
+          continue;
+        }
+        if (firstMissing >= 0) {
+          problem = "record " + i + " is there but record " + firstMissing + " is not";
           break;
         }
         ReplicaRecord want = record(i, valueBytes);

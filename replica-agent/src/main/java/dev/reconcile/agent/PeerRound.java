@@ -45,7 +45,7 @@ final class PeerRound {
    * just-started sender read and serialized a window of batches (8 of 1 MiB) before its first frame
    * left: 64 ms after the session against 25 ms (docs/benchmarks.md, section 3, "stop 57").
    */
-  static final long FIRST_DRAIN_BYTES = 64L << 10;
+  private static final long FIRST_DRAIN_BYTES = 64L << 10;
 
   private final AgentRuntime rt;
   private final FrameChannel ch;
