@@ -441,7 +441,8 @@ public final class BulkPipelineCeiling {
     }
   }
 
-  private static double median(double[] v) {
+  /** The median (of an even count, the mean of the middle two). */
+  static double median(double[] v) {
     double[] s = v.clone();
     Arrays.sort(s);
     return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
