@@ -4,12 +4,14 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.buffer.BufferInternal;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import java.util.ArrayDeque;
 import org.slf4j.LoggerFactory;
@@ -30,14 +32,18 @@ import org.slf4j.LoggerFactory;
  * validated first, then the body is copied once, chunk by chunk, into an array of exactly the
  * announced size, and the frame is parsed in place from that array. The parser appended every chunk
  * to a growing buffer (reallocated and copied as it grew) and copied each record out again; with 64
- * KiB values that was most of the receiving event loop's time (docs/benchmarks.md, section 3a).
- * Chunks that arrive while delivery is paused wait in {@code pending} (the socket is paused too, so
- * that is what was already in flight).
+ * KiB values that was most of the receiving event loop's time (docs/benchmarks.md, section 3a). The
+ * chunks are the transport's own buffers, taken through Vert.x's message handler: its data handler
+ * would first copy each into a new heap buffer (docs/benchmarks.md, section 3, "stop 58"). Each is
+ * released once its bytes are copied out, or when the channel closes. Chunks that arrive while
+ * delivery is paused wait in {@code pending} (the socket is paused too, so that is what was already
+ * in flight).
  */
 public final class FrameChannel {
   private final NetSocket socket;
-  private final ArrayDeque<Buffer> pending = new ArrayDeque<>();
-  private int pendingOffset; // read position in pending.peekFirst()
+  // Received chunks not yet copied out, each read from its reader index; this channel releases
+  // them.
+  private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
   private final byte[] header = new byte[4];
   private int headerFill;
   private byte[] body; // the frame being assembled, or null while a header is read
@@ -74,7 +80,11 @@ public final class FrameChannel {
     this.socket = socket;
     this.maxFrameBytes = maxFrameBytes;
     this.maxSessionBytes = maxSessionBytes;
-    socket.handler(this::onBytes);
+    if (!(socket instanceof NetSocketInternal internal)) {
+      throw new IllegalArgumentException(
+          "not a socket of Vert.x's: " + socket.getClass().getName());
+    }
+    internal.messageHandler(this::onMessage);
     socket.closeHandler(
         v -> {
           if (closeReason == null) {
@@ -113,9 +123,14 @@ public final class FrameChannel {
     return this;
   }
 
-  private void onBytes(Buffer b) {
+  /** A message from the transport: a chunk of bytes, which this channel now owns. */
+  void onMessage(Object message) {
+    if (!(message instanceof ByteBuf b) || closeReason != null) {
+      ReferenceCountUtil.release(message);
+      return;
+    }
     if (limiter != null) {
-      long waitMs = limiter.take(b.length());
+      long waitMs = limiter.take(b.readableBytes());
       if (waitMs > 0 && !pausedByLimit && closeReason == null) {
         pausedByLimit = true;
         limitPauses++;
@@ -140,27 +155,24 @@ public final class FrameChannel {
    */
   private void assemble() {
     while (!deliveryPaused && closeReason == null && !pending.isEmpty()) {
-      Buffer chunk = pending.peekFirst();
-      int available = chunk.length() - pendingOffset;
-      if (available <= 0) {
-        pending.pollFirst();
-        pendingOffset = 0;
+      ByteBuf chunk = pending.peekFirst();
+      int available = chunk.readableBytes();
+      if (available == 0) {
+        pending.pollFirst().release();
         continue;
       }
       if (body == null) {
         int take = Math.min(header.length - headerFill, available);
-        chunk.getBytes(pendingOffset, pendingOffset + take, header, headerFill);
+        chunk.readBytes(header, headerFill, take);
         headerFill += take;
-        pendingOffset += take;
         if (headerFill == header.length) {
           headerFill = 0;
           onHeader();
         }
       } else {
         int take = Math.min(body.length - bodyFill, available);
-        chunk.getBytes(pendingOffset, pendingOffset + take, body, bodyFill);
+        chunk.readBytes(body, bodyFill, take);
         bodyFill += take;
-        pendingOffset += take;
         if (bodyFill == body.length) {
           byte[] frame = body;
           body = null;
@@ -315,6 +327,9 @@ public final class FrameChannel {
   private void markClosed(String reason) {
     if (closeReason == null) {
       closeReason = reason;
+    }
+    for (ByteBuf b : pending) {
+      b.release();
     }
     pending.clear();
     body = null;

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.Refusal;
+import io.netty.buffer.ByteBuf;
 import io.vertx.core.Vertx;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import java.io.ByteArrayOutputStream;
@@ -17,8 +19,10 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -26,12 +30,18 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The frame assembler over a real loopback socket: frames written in pieces cut at random places
  * (headers and bodies split, several frames in one write) arrive whole and in order while the
  * handler pauses delivery after every frame, as a round does; a header announcing too much is
- * refused before anything is allocated for it.
+ * refused before anything is allocated for it. Every chunk the transport hands over is released,
+ * whether its bytes were read or the channel closed with it pending.
  */
 class FrameChannelTest {
   private Vertx vertx;
   private NetServer server;
   private final List<FrameChannel> channels = Collections.synchronizedList(new ArrayList<>());
+  // Every chunk the transport handed to a channel, and their bytes.
+  private final List<ByteBuf> chunks = Collections.synchronizedList(new ArrayList<>());
+  private final AtomicLong chunkBytes = new AtomicLong();
+  // Whether the frame handler resumes delivery after each frame (else it stays paused).
+  private volatile boolean resumeAfterFrame = true;
 
   @BeforeEach
   void start() throws Exception {
@@ -52,12 +62,23 @@ class FrameChannelTest {
                 socket -> {
                   FrameChannel ch = new FrameChannel(socket, maxFrameBytes);
                   channels.add(ch);
+                  // Sees each chunk on its way to the channel, to check that it is released.
+                  ((NetSocketInternal) socket)
+                      .messageHandler(
+                          m -> {
+                            ByteBuf b = (ByteBuf) m;
+                            chunks.add(b);
+                            chunkBytes.addAndGet(b.readableBytes());
+                            ch.onMessage(m);
+                          });
                   ch.frameHandler(
                       e -> {
                         got.add(e);
                         // As a round does: no more frames until this one is processed.
                         ch.pause();
-                        vertx.setTimer(1, id -> ch.resume());
+                        if (resumeAfterFrame) {
+                          vertx.setTimer(1, id -> ch.resume());
+                        }
                       });
                   ch.closeHandler(closed::complete);
                 });
@@ -117,6 +138,56 @@ class FrameChannelTest {
     assertThat(got).as("seed %d", seed).containsExactlyElementsOf(sent);
     assertThat(channels.get(0).bytesIn()).isEqualTo(bytes.length);
     assertThat(channels.get(0).violation()).isNull();
+    closed.get(10, TimeUnit.SECONDS);
+    assertAllReleased();
+  }
+
+  @Test
+  void chunksPendingWhenTheChannelClosesAreReleased() throws Exception {
+    resumeAfterFrame = false;
+    SplittableRandom r = new SplittableRandom(7);
+    List<Envelope> got = Collections.synchronizedList(new ArrayList<>());
+    CompletableFuture<String> closed = new CompletableFuture<>();
+    int port = listen(1 << 20, got, closed);
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    for (int i = 0; i < 20; i++) {
+      all.write(Wire.frame(frame(r, i)));
+    }
+    byte[] bytes = all.toByteArray();
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      s.getOutputStream().write(bytes);
+      s.getOutputStream().flush();
+      long end = System.nanoTime() + 10_000_000_000L;
+      while (got.isEmpty() && System.nanoTime() < end) {
+        Thread.sleep(5);
+      }
+      Thread.sleep(100); // what was in flight when reading paused arrives
+      // Delivery stopped after the first frame: the rest of what was read waits in the channel.
+      assertThat(got).hasSize(1);
+      assertThat(chunkBytes.get()).isGreaterThan(Wire.frame(got.get(0)).length);
+      assertThat(chunks).anyMatch(b -> b.refCnt() > 0);
+      FrameChannel ch = channels.get(0);
+      vertx.runOnContext(v -> ch.close("closed by the test"));
+      assertThat(closed.get(10, TimeUnit.SECONDS)).isEqualTo("closed by the test");
+    }
+    assertThat(got).hasSize(1);
+    assertAllReleased();
+  }
+
+  /** Every chunk seen has been released (on the event loop, so wait for it a little). */
+  private void assertAllReleased() throws InterruptedException {
+    long end = System.nanoTime() + 5_000_000_000L;
+    while (System.nanoTime() < end) {
+      synchronized (chunks) {
+        if (chunks.stream().allMatch(b -> b.refCnt() == 0)) {
+          break;
+        }
+      }
+      Thread.sleep(5);
+    }
+    synchronized (chunks) {
+      assertThat(chunks).isNotEmpty().allMatch(b -> b.refCnt() == 0, "released");
+    }
   }
 
   @ParameterizedTest(name = "announced {0} bytes")
@@ -144,5 +215,6 @@ class FrameChannelTest {
     }
     assertThat(got).containsExactly(ok);
     assertThat(channels.get(0).violation()).isEqualTo("frame_size");
+    assertAllReleased();
   }
 }
