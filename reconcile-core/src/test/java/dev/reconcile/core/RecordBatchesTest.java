@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.UnknownFieldSet;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.reconcile.core.wire.RecordBatch;
 import dev.reconcile.core.wire.RecordProto;
 import java.nio.ByteBuffer;
@@ -87,7 +88,8 @@ class RecordBatchesTest {
               .addAllRecords(records)
               .build()
               .toByteArray();
-      CodedInputStream in = CodedInputStream.newInstance(frame);
+      // Aliasing needs an input declared immutable, as the agent's FrameChannel.parse declares it.
+      CodedInputStream in = UnsafeByteOperations.unsafeWrap(frame).newCodedInput();
       in.enableAliasing(true);
       RecordBatch parsed = RecordBatch.parser().parseFrom(in);
       assertThat(RecordBatches.crc(partition, seq, parsed.getRecordsList()))

@@ -1,10 +1,15 @@
 package dev.reconcile.agent.net;
 
+import static com.google.protobuf.ByteString.copyFrom;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.ByteOutput;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.Refusal;
+import dev.reconcile.core.wire.RowBatch;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.net.NetSocketInternal;
@@ -13,7 +18,9 @@ import io.vertx.core.net.NetServerOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -172,6 +179,54 @@ class FrameChannelTest {
     }
     assertThat(got).hasSize(1);
     assertAllReleased();
+  }
+
+  @Test
+  void aParsedFramesBytesFieldsAliasTheFrame() throws Exception {
+    byte[] rows = new byte[100_000];
+    new SplittableRandom(58).nextBytes(rows);
+    byte[] framed =
+        Wire.frame(
+            Envelope.newBuilder()
+                .setFormatVersion(Wire.FORMAT_VERSION)
+                .setRowBatch(
+                    RowBatch.newBuilder().setPartition(3).setCount(1).setRows(copyFrom(rows)))
+                .build());
+    byte[] body = Arrays.copyOfRange(framed, 4, framed.length);
+    ByteString parsed = FrameChannel.parse(body).getRowBatch().getRows();
+    assertThat(parsed.toByteArray()).isEqualTo(rows);
+    // The field's one backing array is the frame's body itself, not a copy of the rows.
+    List<byte[]> arrays = new ArrayList<>();
+    UnsafeByteOperations.unsafeWriteTo(
+        parsed,
+        new ByteOutput() {
+          @Override
+          public void write(byte value) {
+            throw new AssertionError("a single byte written: not one array");
+          }
+
+          @Override
+          public void write(byte[] value, int offset, int length) {
+            arrays.add(value);
+          }
+
+          @Override
+          public void writeLazy(byte[] value, int offset, int length) {
+            arrays.add(value);
+          }
+
+          @Override
+          public void write(ByteBuffer value) {
+            throw new AssertionError("a buffer written: not one array");
+          }
+
+          @Override
+          public void writeLazy(ByteBuffer value) {
+            throw new AssertionError("a buffer written: not one array");
+          }
+        });
+    assertThat(arrays).hasSize(1);
+    assertThat(arrays.get(0)).isSameAs(body);
   }
 
   /** Every chunk seen has been released (on the event loop, so wait for it a little). */
