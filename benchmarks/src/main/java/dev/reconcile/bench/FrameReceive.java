@@ -167,6 +167,7 @@ public final class FrameReceive {
               checked.complete(ok);
             },
             "frame-check");
+    checker.setDaemon(true);
     checker.start();
     long start;
     try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {

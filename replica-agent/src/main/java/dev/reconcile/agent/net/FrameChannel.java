@@ -42,8 +42,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class FrameChannel {
   private final NetSocket socket;
-  // Received chunks not yet copied out, each read from its reader index; this channel releases
-  // them.
+  // Chunks received and not yet copied out, each from its reader index; released here.
   private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
   private final byte[] header = new byte[4];
   private int headerFill;

@@ -11,6 +11,7 @@ import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.Refusal;
 import dev.reconcile.core.wire.RowBatch;
 import io.netty.buffer.ByteBuf;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetServer;
@@ -44,6 +45,8 @@ class FrameChannelTest {
   private Vertx vertx;
   private NetServer server;
   private final List<FrameChannel> channels = Collections.synchronizedList(new ArrayList<>());
+  // The event loop context of each channel's connection, where the channel must be used.
+  private final List<Context> contexts = Collections.synchronizedList(new ArrayList<>());
   // Every chunk the transport handed to a channel, and their bytes.
   private final List<ByteBuf> chunks = Collections.synchronizedList(new ArrayList<>());
   private final AtomicLong chunkBytes = new AtomicLong();
@@ -69,6 +72,7 @@ class FrameChannelTest {
                 socket -> {
                   FrameChannel ch = new FrameChannel(socket, maxFrameBytes);
                   channels.add(ch);
+                  contexts.add(Vertx.currentContext());
                   // Sees each chunk on its way to the channel, to check that it is released.
                   ((NetSocketInternal) socket)
                       .messageHandler(
@@ -174,7 +178,7 @@ class FrameChannelTest {
       assertThat(chunkBytes.get()).isGreaterThan(Wire.frame(got.get(0)).length);
       assertThat(chunks).anyMatch(b -> b.refCnt() > 0);
       FrameChannel ch = channels.get(0);
-      vertx.runOnContext(v -> ch.close("closed by the test"));
+      contexts.get(0).runOnContext(v -> ch.close("closed by the test"));
       assertThat(closed.get(10, TimeUnit.SECONDS)).isEqualTo("closed by the test");
     }
     assertThat(got).hasSize(1);
