@@ -5,6 +5,7 @@ import com.dynatrace.hash4j.hashing.Hashing;
 import dev.reconcile.agent.store.ReplicaStore;
 import dev.reconcile.cli.AgentJvm;
 import dev.reconcile.cli.FileTrees;
+import dev.reconcile.cli.bench.Medians;
 import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
@@ -135,7 +136,7 @@ public final class BulkPipelineCeiling {
         }
       }
       for (int c = 0; c < 2; c++) {
-        double m = median(ms[c]);
+        double m = Medians.of(ms[c]);
         long n = c == 0 ? small : large;
         System.out.printf(
             "median %d x %d B: %.0f ms, %.0f records/s, %.1f MB/s (table files %d B; the sender"
@@ -146,7 +147,7 @@ public final class BulkPipelineCeiling {
             n / (m / 1e3),
             bytes[c] / 1e3 / m,
             bytes[c],
-            median(buildMs[c]),
+            Medians.of(buildMs[c]),
             trials);
       }
     } finally {
@@ -439,12 +440,5 @@ public final class BulkPipelineCeiling {
         b.forEach(ColumnFamilyHandle::close);
       }
     }
-  }
-
-  /** The median (of an even count, the mean of the middle two). */
-  static double median(double[] v) {
-    double[] s = v.clone();
-    Arrays.sort(s);
-    return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 }

@@ -2,6 +2,7 @@ package dev.reconcile.bench;
 
 import com.google.protobuf.ByteString;
 import dev.reconcile.agent.net.FrameChannel;
+import dev.reconcile.cli.bench.Medians;
 import dev.reconcile.core.Wire;
 import dev.reconcile.core.wire.Envelope;
 import dev.reconcile.core.wire.RowBatch;
@@ -72,9 +73,7 @@ public final class FrameReceive {
       double[] wall = results.stream().skip(1).mapToDouble(Trial::wallMs).toArray();
       System.out.printf(
           "median of trials 1-%d: receiving event loop %.1f CPU-ms a GiB, %.1f MB/s%n",
-          trials - 1,
-          BulkPipelineCeiling.median(cpu),
-          frameCount * frameKiB * 1024 / 1e3 / BulkPipelineCeiling.median(wall));
+          trials - 1, Medians.of(cpu), frameCount * frameKiB * 1024 / 1e3 / Medians.of(wall));
       if (results.stream().anyMatch(r -> !r.correct())) {
         System.out.println("WRONG: a frame was missing, out of order or corrupt");
         System.exit(1);

@@ -1,6 +1,7 @@
 package dev.reconcile.agent.store;
 
 import dev.reconcile.bench.StoreBenchmark;
+import dev.reconcile.cli.bench.Medians;
 import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.ProtocolException;
 import dev.reconcile.core.RecordStore.PartitionScan;
@@ -205,8 +206,8 @@ public final class ListedReadCost {
                 average,
                 density,
                 listed,
-                median(scan),
-                median(lookup),
+                Medians.of(scan),
+                Medians.of(lookup),
                 ruleScans,
                 correct,
                 trials);
@@ -348,13 +349,6 @@ public final class ListedReadCost {
     XYSeries even = chart.addSeries("equal cost", new double[] {lo, hi}, new double[] {1, 1});
     even.setMarker(SeriesMarkers.NONE);
     BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
-  }
-
-  private static double median(double[] xs) {
-    double[] s = xs.clone();
-    Arrays.sort(s);
-    int n = s.length;
-    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
   }
 
   private static int[] ints(String csv) {

@@ -2,12 +2,12 @@ package dev.reconcile.cli.bench;
 
 import java.util.Arrays;
 
-/** Order statistics of small samples. */
-final class Medians {
+/** Order statistics of small samples (the bench's, and the benchmarks module's). */
+public final class Medians {
   private Medians() {}
 
   /** The median (mean of the two middle values for an even count); NaN when empty. */
-  static double of(double[] xs) {
+  public static double of(double[] xs) {
     if (xs.length == 0) {
       return Double.NaN;
     }
