@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code reconcile demo}: two agents on embedded RocksDB under a local folder, a divergent dataset,
  * one repair round started through the first agent's HTTP API ({@code POST /repair}), and proof
- * that the replicas match afterwards.
+ * that the replicas match afterwards; then a new replica (a third agent, empty) catches up from the
+ * second and is checked the same way.
  */
 @Command(
     name = "demo",
@@ -34,7 +35,9 @@ import picocli.CommandLine.Spec;
     description = {
       "Starts two agents on embedded RocksDB under --dir, loads a divergent dataset (missing",
       "records both ways, conflicting versions, deletes), runs one repair round (POST /repair on",
-      "the first agent's HTTP API) and checks that both replicas match."
+      "the first agent's HTTP API) and checks that both replicas match; then a third agent on",
+      "an empty store catches up from the second (POST /repair on its own HTTP API) and is",
+      "checked the same way."
     })
 final class DemoCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
@@ -96,7 +99,7 @@ final class DemoCommand implements Callable<Integer> {
           d.onlyB,
           d.conflicts,
           d.deletes);
-      RoundReport r = repairOverHttp(a, new HostPort("127.0.0.1", b.peerPort()));
+      RoundReport r = repairOverHttp(a, "a", new HostPort("127.0.0.1", b.peerPort()));
       out.printf(
           "round: %d partitions (%d equal, %d by rateless stream, %d by IBLT, %d by digest list),"
               + " estimated difference %,d, actual %,d%n",
@@ -142,7 +145,32 @@ final class DemoCommand implements Callable<Integer> {
           ra.recordCount(),
           match ? "every partition fingerprint equal" : "fingerprints differ");
       out.flush();
-      return match ? 0 : 1;
+      return match && catchUp(out, rb, b) ? 0 : 1;
+    }
+  }
+
+  /**
+   * A new replica joins: an agent on an empty store catches up from {@code b} by one round started
+   * on its own HTTP API, which streams every partition whole (bulk rows, partitions of enough
+   * records written as table files and ingested). The launcher trains the agents' class archive
+   * with this demo, so a new replica's catch-up, both sides of it, is in the archive too.
+   */
+  private boolean catchUp(PrintWriter out, LocalReplica rb, ReplicaAgent b) throws Exception {
+    try (ReplicaAgent c = start("c")) {
+      LocalReplica rc = LocalReplica.of(c);
+      RoundReport r = repairOverHttp(c, "c", new HostPort("127.0.0.1", b.peerPort()));
+      boolean match = sameFingerprints(rb, rc) && rb.recordCount() == rc.recordCount();
+      out.printf(
+          "new replica c: caught up from b, %,d records received (%d of %d partitions whole) in %d"
+              + " ms (session %d ms); %s%n",
+          r.recordsReceived,
+          r.bulkPartitions,
+          r.partitions,
+          r.durationMillis,
+          r.sessionMillis,
+          match ? "c MATCHES b" : "c DIFFERS from b");
+      out.flush();
+      return match;
     }
   }
 
@@ -152,10 +180,10 @@ final class DemoCommand implements Callable<Integer> {
    * from the agent (the reply carries a summary). The launcher trains the agents' class archive
    * with this demo, so an agent's first request and its JSON reply are in the archive too.
    */
-  private static RoundReport repairOverHttp(ReplicaAgent a, HostPort peer) {
+  private static RoundReport repairOverHttp(ReplicaAgent a, String name, HostPort peer) {
     AgentSideHttp http =
         new AgentSideHttp(
-            "agent a",
+            "agent " + name,
             new HostPort("127.0.0.1", a.httpPort()),
             null,
             false,

@@ -7,7 +7,10 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code reconcile demo} runs to completion at a small size and proves the replicas match. */
+/**
+ * {@code reconcile demo} runs to completion at a small size and proves the replicas match, the new
+ * replica that catches up included.
+ */
 class DemoCommandTest {
   @TempDir Path dir;
 
@@ -28,6 +31,16 @@ class DemoCommandTest {
         .contains("round: 16 partitions")
         .contains("replicas MATCH");
     assertThat(r.out()).containsPattern("estimated difference [0-9,]+, actual [0-9,]+");
+    // The new replica receives every record of b, each partition streamed whole, and matches it.
+    java.util.regex.Matcher each =
+        java.util.regex.Pattern.compile("replicas MATCH: ([0-9,]+) records each").matcher(r.out());
+    assertThat(each.find()).as(r.out()).isTrue();
+    assertThat(r.out())
+        .contains(
+            "new replica c: caught up from b, "
+                + each.group(1)
+                + " records received (16 of 16 partitions whole)")
+        .contains("c MATCHES b");
     // Protocol bytes are the session's without the record batches, and the rateless mode's coded
     // symbols are part of them.
     java.util.regex.Matcher m =
