@@ -39,6 +39,15 @@ interface Incoming {
   void putStoredRow(WriteBatchRep out, ColumnFamilyHandle family, byte[] row, int i, byte[] key)
       throws RocksDBException;
 
+  /** Whether the batch's stored rows take at least {@code bytes} ({@link #storedRowBound}). */
+  default boolean storesAtLeast(long bytes) {
+    long stored = 0;
+    for (int i = 0; i < size() && stored < bytes; i++) {
+      stored += storedRowBound(i);
+    }
+    return stored >= bytes;
+  }
+
   /** Records, their values hashed under the store's spec. */
   final class Records implements Incoming {
     private final HashSpec spec;

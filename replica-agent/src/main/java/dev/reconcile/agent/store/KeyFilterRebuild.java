@@ -106,9 +106,9 @@ final class KeyFilterRebuild implements AutoCloseable {
 
   /**
    * Waits until the store's record count moved by fewer than {@link #QUIET_RECORDS_PER_SECOND} over
-   * one {@link ReplicaStore.Hooks#keyFilterQuietMillis} period (not in a bulk load, a catch-up or a
-   * large repair, whose CPU the scan would take), or for {@link #MAX_DEFER_NANOS} at most; false
-   * when stopped meanwhile.
+   * one {@link StoreHooks#keyFilterQuietMillis} period (not in a bulk load, a catch-up or a large
+   * repair, whose CPU the scan would take), or for {@link #MAX_DEFER_NANOS} at most; false when
+   * stopped meanwhile.
    */
   private boolean awaitQuiet() {
     long period = s.hooks.keyFilterQuietMillis();

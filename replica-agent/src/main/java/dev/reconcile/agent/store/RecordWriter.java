@@ -10,9 +10,7 @@ import dev.reconcile.core.ConflictRule;
 import dev.reconcile.core.ReplicaRecord;
 import dev.reconcile.core.RowBatches;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -159,68 +157,6 @@ final class RecordWriter {
 
   // ---------------------------------------------------------------------------------------- repair
 
-  /** Slots in the order of their rows in the records column family ({@link RecordKeys}). */
-  private static final Comparator<Slot> BY_ROW = (a, b) -> Arrays.compareUnsigned(a.row, b.row);
-
-  /**
-   * Slots in the order of the digest row each writes ({@link DigestKeys}: partition, element
-   * unsigned, key), or deletes when its winner is not stored.
-   */
-  private static final Comparator<Slot> BY_DIGEST_ROW =
-      (a, b) -> {
-        int c = Integer.compare(a.partition, b.partition);
-        if (c == 0) {
-          c = Long.compareUnsigned(a.digestElement(), b.digestElement());
-        }
-        return c != 0 ? c : Arrays.compareUnsigned(a.key, b.key);
-      };
-
-  /** Per-key state while resolving a batch. */
-  private static final class Slot {
-    final byte[] key;
-    final long keyHash;
-    final int partition;
-
-    /** The key's row in the records column family. */
-    final byte[] row;
-
-    /** The first entry of the batch with this key. */
-    final int entry;
-
-    Stored original;
-    long originalElement;
-
-    /** The slice of the batch this key is applied in ({@link StoreOptions#applySliceKeys}). */
-    int slice;
-
-    /** The index of the winning incoming entry; -1 while the stored record (if any) wins. */
-    int winner = -1;
-
-    long wVersion;
-    long wOrigin;
-    long wValueHash;
-    boolean wTombstone;
-    boolean changed;
-
-    /** The winner is a tombstone past the grace period: the key ends absent. */
-    boolean wExpired;
-
-    /** The winner's element (a changed slot whose winner is stored). */
-    long newElement;
-
-    long digestElement() {
-      return wExpired ? originalElement : newElement;
-    }
-
-    Slot(byte[] key, long keyHash, int partition, int entry) {
-      this.key = key;
-      this.entry = entry;
-      this.keyHash = keyHash;
-      this.partition = partition;
-      this.row = RecordKeys.of(partition, key);
-    }
-  }
-
   /** See {@link ReplicaStore#apply}. */
   ApplyOutcome apply(List<ReplicaRecord> incoming) {
     return apply(new Incoming.Records(s.spec, incoming), false);
@@ -243,14 +179,17 @@ final class RecordWriter {
     try {
       s.checkWritable();
       int n = incoming.size();
-      Slot[] slotOf = new Slot[n];
-      List<Slot> slots = slotsInRowOrder(incoming, slotOf);
-      List<byte[]> rows = rowsOf(slots);
+      ApplySlot[] slotOf = new ApplySlot[n];
+      List<ApplySlot> slots = ApplySlot.inRowOrder(incoming, s, slotOf);
+      List<byte[]> rows = ApplySlot.rows(slots);
       // At most applySliceKeys keys a write batch under the lock, so that a client's write waits
       // for one slice, not for the whole batch (docs/decisions.md, "apply slices").
       int sliceKeys = s.options.applySliceKeys();
       // A large repair batch skips the WAL; the round's end flushes it (persistRepairs).
-      boolean unlogged = !client && s.options.unloggedRepairs() && unloggedSize(incoming);
+      boolean unlogged =
+          !client
+              && s.options.unloggedRepairs()
+              && incoming.storesAtLeast(StoreOptions.UNLOGGED_REPAIR_MIN_BYTES);
       // One slice syncs (with syncWrites) as it writes; slices sync the WAL once, after the last.
       WriteOptions whole = unlogged ? s.unloggedWriteOptions : s.writeOptions;
       WriteOptions sliced = unlogged ? s.unloggedWriteOptions : s.unsyncedWriteOptions;
@@ -260,7 +199,7 @@ final class RecordWriter {
         }
         ApplyOutcome out = applySlices(incoming, slots, rows, slotOf, sliceKeys, sliced, client);
         if (s.options.syncWrites() && out.applied() > 0) {
-          syncWal(slots.size());
+          s.syncWal(slots.size());
         }
         return out;
       } finally {
@@ -273,49 +212,6 @@ final class RecordWriter {
     }
   }
 
-  /** Whether {@code incoming} stores at least {@link StoreOptions#UNLOGGED_REPAIR_MIN_BYTES}. */
-  private static boolean unloggedSize(Incoming incoming) {
-    long bytes = 0;
-    for (int i = 0; i < incoming.size() && bytes < StoreOptions.UNLOGGED_REPAIR_MIN_BYTES; i++) {
-      bytes += incoming.storedRowBound(i);
-    }
-    return bytes >= StoreOptions.UNLOGGED_REPAIR_MIN_BYTES;
-  }
-
-  /**
-   * One slot per distinct key of {@code incoming}, in row order; fills {@code slotOf[i]} with entry
-   * {@code i}'s slot. Hashing happens here, outside the writer lock. The entries are sorted by row
-   * (a stable sort), so the entries of one key are adjacent and the first of them makes its slot.
-   */
-  private List<Slot> slotsInRowOrder(Incoming incoming, Slot[] slotOf) {
-    int n = incoming.size();
-    Slot[] byRow = new Slot[n];
-    for (int i = 0; i < n; i++) {
-      long kh = incoming.keyHash(i);
-      byRow[i] = new Slot(incoming.key(i), kh, s.partitionOf(kh), i);
-    }
-    Arrays.sort(byRow, BY_ROW);
-    List<Slot> slots = new ArrayList<>(n);
-    Slot last = null;
-    for (Slot slot : byRow) {
-      if (last == null || !Arrays.equals(last.row, slot.row)) {
-        slots.add(slot);
-        last = slot;
-      }
-      slotOf[slot.entry] = last;
-    }
-    return slots;
-  }
-
-  /** The rows of {@code slots}, in their order. */
-  private static List<byte[]> rowsOf(List<Slot> slots) {
-    List<byte[]> rows = new ArrayList<>(slots.size());
-    for (Slot slot : slots) {
-      rows.add(slot.row);
-    }
-    return rows;
-  }
-
   /**
    * Applies a batch of more than {@code sliceKeys} distinct keys ({@code slots}, in row order) as
    * slices of consecutive rows, each atomic and written unsynced; a failure after the first slice
@@ -323,30 +219,16 @@ final class RecordWriter {
    */
   private ApplyOutcome applySlices(
       Incoming incoming,
-      List<Slot> slots,
+      List<ApplySlot> slots,
       List<byte[]> rows,
-      Slot[] slotOf,
+      ApplySlot[] slotOf,
       int sliceKeys,
       WriteOptions writeOptions,
       boolean client) {
-    int n = incoming.size();
     // The entries of slice c are order[start[c], start[c + 1]), in the batch's order.
     int slices = (slots.size() + sliceKeys - 1) / sliceKeys;
-    for (int j = 0; j < slots.size(); j++) {
-      slots.get(j).slice = j / sliceKeys;
-    }
     int[] start = new int[slices + 1];
-    for (Slot slot : slotOf) {
-      start[slot.slice + 1]++;
-    }
-    for (int c = 0; c < slices; c++) {
-      start[c + 1] += start[c];
-    }
-    int[] order = new int[n];
-    int[] next = Arrays.copyOf(start, slices);
-    for (int i = 0; i < n; i++) {
-      order[next[slotOf[i].slice]++] = i;
-    }
+    int[] order = ApplySlot.entriesBySlice(slots, slotOf, sliceKeys, start);
     ApplyOutcome out = ApplyOutcome.EMPTY;
     for (int c = 0; c < slices; c++) {
       int first = c * sliceKeys;
@@ -387,25 +269,6 @@ final class RecordWriter {
   }
 
   /**
-   * With {@code sync-writes}, after the unsynced slices of a batch (before it is acknowledged): one
-   * sync of every live WAL file covers them all.
-   */
-  private void syncWal(int keys) {
-    try {
-      s.db.syncWal();
-      s.hooks.walSynced();
-    } catch (RocksDBException e) {
-      throw new StoreException(
-          "syncing the WAL after a batch of "
-              + keys
-              + " keys failed: "
-              + e.getMessage()
-              + " (the batch is applied but may not survive a power loss)",
-          e);
-    }
-  }
-
-  /**
    * Applies one slice under the writer lock, in one write batch: the slots {@code slots} (in row
    * order; their rows {@code rows}) and the entries {@code order[from, to)} (entries {@code [from,
    * to)} when {@code order} is null), which are every entry of those slots ({@code slotOf[i]} is
@@ -415,15 +278,15 @@ final class RecordWriter {
    */
   private ApplyOutcome applySlice(
       Incoming incoming,
-      List<Slot> slots,
+      List<ApplySlot> slots,
       List<byte[]> rows,
-      Slot[] slotOf,
+      ApplySlot[] slotOf,
       int[] order,
       int from,
       int to,
       WriteOptions writeOptions,
       boolean client) {
-    long maxVersion = maxVersion(incoming, order, from, to);
+    long maxVersion = ApplySlot.maxVersion(incoming, order, from, to);
     long graceCutoffMillis = graceCutoffMillis(clock.wallMillis());
     long asked = System.nanoTime();
     long locked = asked;
@@ -431,7 +294,7 @@ final class RecordWriter {
     try {
       locked = System.nanoTime();
       readCurrent(slots, rows);
-      ApplyOutcome out = resolve(incoming, slotOf, order, from, to, graceCutoffMillis);
+      ApplyOutcome out = ApplySlot.resolve(incoming, slotOf, order, from, to, graceCutoffMillis);
       writeWinners(slots, incoming, maxVersion, writeOptions);
       clock.observe(maxVersion);
       appliedRecords.add(out.applied());
@@ -450,72 +313,6 @@ final class RecordWriter {
         lockWaits.accept(locked - asked);
       }
     }
-  }
-
-  /** The greatest version (unsigned) among the entries {@code order[from, to)}. */
-  private static long maxVersion(Incoming incoming, int[] order, int from, int to) {
-    long maxVersion = 0;
-    for (int k = from; k < to; k++) {
-      int i = order == null ? k : order[k];
-      if (Long.compareUnsigned(incoming.version(i), maxVersion) > 0) {
-        maxVersion = incoming.version(i);
-      }
-    }
-    return maxVersion;
-  }
-
-  /**
-   * Runs the conflict rule over the entries {@code order[from, to)} (entries {@code [from, to)}
-   * when {@code order} is null) in the batch's order, against their slots' current records (read by
-   * {@link #readCurrent}): each slot ends with its winner. Tombstones older than {@code
-   * graceCutoffMillis} are expired.
-   */
-  private static ApplyOutcome resolve(
-      Incoming incoming, Slot[] slotOf, int[] order, int from, int to, long graceCutoffMillis) {
-    int applied = 0;
-    int stale = 0;
-    int duplicate = 0;
-    for (int k = from; k < to; k++) {
-      int i = order == null ? k : order[k];
-      Slot slot = slotOf[i];
-      long version = incoming.version(i);
-      long origin = incoming.origin(i);
-      long valueHash = incoming.valueHash(i);
-      boolean tombstone = incoming.tombstone(i);
-      boolean present = slot.original != null || slot.winner >= 0;
-      int c =
-          present
-              ? ConflictRule.compare(
-                  version,
-                  origin,
-                  valueHash,
-                  tombstone,
-                  slot.wVersion,
-                  slot.wOrigin,
-                  slot.wValueHash,
-                  slot.wTombstone)
-              : 1;
-      boolean expired = tombstone && HybridClock.physicalMillis(version) < graceCutoffMillis;
-      if (c > 0) {
-        slot.winner = i;
-        slot.wVersion = version;
-        slot.wOrigin = origin;
-        slot.wValueHash = valueHash;
-        slot.wTombstone = tombstone;
-        slot.wExpired = expired;
-        slot.changed = true;
-        if (expired && !present) {
-          duplicate++; // nothing here to delete: the key is already as the tombstone leaves it
-        } else {
-          applied++;
-        }
-      } else if (c == 0) {
-        duplicate++;
-      } else {
-        stale++;
-      }
-    }
-    return new ApplyOutcome(applied, stale, duplicate);
   }
 
   /**
@@ -537,7 +334,7 @@ final class RecordWriter {
    * Fills each slot's current record (under the writer lock); {@code rows} are their rows. Only the
    * keys the {@link KeyFilter} may hold are read.
    */
-  private void readCurrent(List<Slot> slots, List<byte[]> rows) throws RocksDBException {
+  private void readCurrent(List<ApplySlot> slots, List<byte[]> rows) throws RocksDBException {
     int[] read = new int[slots.size()];
     int n = 0;
     for (int j = 0; j < slots.size(); j++) {
@@ -558,17 +355,12 @@ final class RecordWriter {
     }
     List<byte[]> current = s.db.multiGetAsList(Collections.nCopies(n, s.records), asked);
     for (int t = 0; t < n; t++) {
-      Slot slot = slots.get(read[t]);
+      ApplySlot slot = slots.get(read[t]);
       Stored cur = decodeOrNull(slot.key, current.get(t));
       if (cur == null) {
         filterFalsePositives.increment();
       } else {
-        slot.original = cur;
-        slot.originalElement = s.element(slot.keyHash, cur);
-        slot.wVersion = cur.version;
-        slot.wOrigin = cur.origin;
-        slot.wValueHash = cur.valueHash;
-        slot.wTombstone = cur.tombstone;
+        slot.stored(cur, s.element(slot.keyHash, cur));
       }
     }
   }
@@ -582,14 +374,14 @@ final class RecordWriter {
    * round's profile changes) each loop on its own rather than one large method.
    */
   private void writeWinners(
-      List<Slot> slots, Incoming incoming, long maxVersion, WriteOptions writeOptions)
+      List<ApplySlot> slots, Incoming incoming, long maxVersion, WriteOptions writeOptions)
       throws RocksDBException {
-    List<Slot> written = toWrite(slots);
+    List<ApplySlot> written = toWrite(slots);
     if (written.isEmpty()) {
       return;
     }
     assemble(written, incoming, maxVersion);
-    for (Slot slot : written) {
+    for (ApplySlot slot : written) {
       if (slot.original == null) {
         added(slot.keyHash); // before the write: a failed one leaves a false positive at most
       }
@@ -602,9 +394,9 @@ final class RecordWriter {
    * The changed slots whose winner is written (in row order), each given its new element when the
    * winner is stored.
    */
-  private List<Slot> toWrite(List<Slot> slots) {
-    List<Slot> written = new ArrayList<>(slots.size());
-    for (Slot slot : slots) {
+  private List<ApplySlot> toWrite(List<ApplySlot> slots) {
+    List<ApplySlot> written = new ArrayList<>(slots.size());
+    for (ApplySlot slot : slots) {
       if (!slot.changed || (slot.wExpired && slot.original == null)) {
         continue; // unchanged, or an expired tombstone for an absent key: nothing to write
       }
@@ -627,17 +419,17 @@ final class RecordWriter {
    * Puts the rows of {@code written} (in row order) into {@link #rep}: records, then digest rows in
    * their own order, then the clock's high-water mark.
    */
-  private void assemble(List<Slot> written, Incoming incoming, long maxVersion)
+  private void assemble(List<ApplySlot> written, Incoming incoming, long maxVersion)
       throws RocksDBException {
     long bound = 64; // the clock's row
-    for (Slot slot : written) {
+    for (ApplySlot slot : written) {
       // A slot's three rows (its record, its old and new digest rows): each a tag, a family and
       // two lengths (at most 16 bytes), a digest row 8 bytes longer than the record's row key.
       bound +=
           64 + 3L * slot.row.length + (slot.wExpired ? 0 : incoming.storedRowBound(slot.winner));
     }
     rep.begin(bound);
-    for (Slot slot : written) { // in row order, as the slots (slotsInRowOrder)
+    for (ApplySlot slot : written) { // in row order, as the slots (ApplySlot.inRowOrder)
       if (slot.wExpired) {
         // Past the grace period: delete what it beats, store nothing (see the class comment).
         rep.delete(s.records, slot.row);
@@ -645,8 +437,8 @@ final class RecordWriter {
         incoming.putStoredRow(rep, s.records, slot.row, slot.winner, slot.key);
       }
     }
-    written.sort(BY_DIGEST_ROW);
-    for (Slot slot : written) {
+    written.sort(ApplySlot.BY_DIGEST_ROW);
+    for (ApplySlot slot : written) {
       if (slot.original != null) {
         rep.deleteDigest(s.digests, slot.partition, slot.originalElement, slot.key);
       }
@@ -659,9 +451,9 @@ final class RecordWriter {
   }
 
   /** After the commit of a slice: the record count and the sketches follow its changed slots. */
-  private void committed(List<Slot> slots) {
+  private void committed(List<ApplySlot> slots) {
     for (int j = 0; j < slots.size(); j++) {
-      Slot slot = slots.get(j);
+      ApplySlot slot = slots.get(j);
       if (!slot.changed) {
         continue;
       }

@@ -2,7 +2,6 @@ package dev.reconcile.agent.store;
 
 import dev.reconcile.core.ApplyOutcome;
 import dev.reconcile.core.ConflictRule;
-import dev.reconcile.core.HashSpec;
 import dev.reconcile.core.PartitionSketches;
 import dev.reconcile.core.RecordStore;
 import dev.reconcile.core.ReplicaRecord;
@@ -97,44 +96,7 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
   /** The partition whose interrupted ingest the open undid, or -1 ({@link PartitionIngest}). */
   private final int recoveredIngest;
 
-  /** Test seams: element derivation and a failure injected just before a batch commits. */
-  static class Hooks {
-    static final Hooks DEFAULT = new Hooks();
-
-    long element(
-        HashSpec spec, long keyHash, long version, long origin, boolean tombstone, long valueHash) {
-      return spec.element(keyHash, version, origin, tombstone, valueHash);
-    }
-
-    void beforeCommit() throws RocksDBException {}
-
-    /** After the WAL sync that ends a batch applied in several slices under sync-writes. */
-    void walSynced() {}
-
-    /** Before each batch of the format-1 migration ({@link StoreFormatMigration}) is written. */
-    void beforeMigrationBatch() throws RocksDBException {}
-
-    /**
-     * In a {@link PartitionIngest}, with the marker written: before the records file (1), before
-     * the digests file (2), before the marker is removed (3).
-     */
-    void ingestStep(int step) throws RocksDBException {}
-
-    /** Before each batch of keys a key filter rebuild adds ({@link KeyFilterRebuild}), unlocked. */
-    void keyFilterRebuildBatch() {}
-
-    /** The period over which a key filter rebuild checks that the store is quiet. */
-    long keyFilterQuietMillis() {
-      return 1_000;
-    }
-
-    /** Why the data folder {@code dir} does not take {@code O_DIRECT}; empty when it does. */
-    Optional<String> directIoUnsupported(Path dir) {
-      return DirectIo.unsupportedReason(dir);
-    }
-  }
-
-  private ReplicaStore(StoreOptions options, Hooks hooks) {
+  private ReplicaStore(StoreOptions options, StoreHooks hooks) {
     this.clock = options.clock();
     this.origin = options.nodeId() == null ? 0 : NodeIds.origin(options.nodeId());
     this.s = StoreDb.open(options, hooks);
@@ -164,10 +126,10 @@ public final class ReplicaStore implements AutoCloseable, RecordStore {
 
   /** Opens (creating when missing, unless read-only) the store and rebuilds its sketches. */
   public static ReplicaStore open(StoreOptions options) {
-    return new ReplicaStore(options, Hooks.DEFAULT);
+    return new ReplicaStore(options, StoreHooks.DEFAULT);
   }
 
-  static ReplicaStore open(StoreOptions options, Hooks hooks) {
+  static ReplicaStore open(StoreOptions options, StoreHooks hooks) {
     return new ReplicaStore(options, hooks);
   }
 

@@ -102,7 +102,7 @@ final class StoreDb {
   final StoreOptions options;
   final SketchParams params;
   final HashSpec spec;
-  final ReplicaStore.Hooks hooks;
+  final StoreHooks hooks;
   final RocksDB db;
   final ColumnFamilyHandle records;
   final ColumnFamilyHandle digests;
@@ -188,7 +188,7 @@ final class StoreDb {
 
   private StoreDb(
       StoreOptions options,
-      ReplicaStore.Hooks hooks,
+      StoreHooks hooks,
       List<AutoCloseable> natives,
       RocksDB db,
       List<ColumnFamilyHandle> handles,
@@ -214,6 +214,25 @@ final class StoreDb {
     this.writeOptions = own(new WriteOptions().setSync(options.syncWrites()));
     this.unsyncedWriteOptions = own(new WriteOptions());
     this.unloggedWriteOptions = own(new WriteOptions().setDisableWAL(true));
+  }
+
+  /**
+   * With {@code sync-writes}, after the unsynced slices of a batch of {@code keys} keys (before it
+   * is acknowledged): one sync of every live WAL file covers them all.
+   */
+  void syncWal(int keys) {
+    try {
+      db.syncWal();
+      hooks.walSynced();
+    } catch (RocksDBException e) {
+      throw new StoreException(
+          "syncing the WAL after a batch of "
+              + keys
+              + " keys failed: "
+              + e.getMessage()
+              + " (the batch is applied but may not survive a power loss)",
+          e);
+    }
   }
 
   /**
@@ -325,7 +344,7 @@ final class StoreDb {
   }
 
   /** Opens (creating when missing, unless read-only) the database of {@code options.dataDir()}. */
-  static StoreDb open(StoreOptions options, ReplicaStore.Hooks hooks) {
+  static StoreDb open(StoreOptions options, StoreHooks hooks) {
     Path dir = options.dataDir().toAbsolutePath();
     List<AutoCloseable> natives = new ArrayList<>();
     List<ColumnFamilyHandle> handles = new ArrayList<>();
@@ -410,7 +429,7 @@ final class StoreDb {
    * Whether the file system of {@code dir} takes {@code O_DIRECT} ({@link DirectIo}); when it does
    * not, the store's flushes and compactions stay buffered, and the log says why.
    */
-  private static boolean directIoTaken(Path dir, ReplicaStore.Hooks hooks) {
+  private static boolean directIoTaken(Path dir, StoreHooks hooks) {
     Optional<String> why = hooks.directIoUnsupported(dir);
     why.ifPresent(
         w ->

@@ -37,11 +37,11 @@ class ApplySliceTest {
 
   @TempDir Path dir;
 
-  private static ReplicaStore open(Path d, AtomicLong ms, ReplicaStore.Hooks hooks) {
+  private static ReplicaStore open(Path d, AtomicLong ms, StoreHooks hooks) {
     return open(d, ms, hooks, SLICE);
   }
 
-  private static ReplicaStore open(Path d, AtomicLong ms, ReplicaStore.Hooks hooks, int sliceKeys) {
+  private static ReplicaStore open(Path d, AtomicLong ms, StoreHooks hooks, int sliceKeys) {
     return ReplicaStore.open(
         Fixtures.options(d, "node-a", PARAMS, ms)
             .tombstoneGrace(Duration.ofMillis(50))
@@ -61,9 +61,8 @@ class ApplySliceTest {
   @CsvSource({"41, 256", "42, 256", "43, 5"})
   void aBatchOfManySlicesLeavesTheStoreAsItsKeysAppliedOneByOneDo(long seed, int sliceKeys) {
     AtomicLong ms = Fixtures.manualMillis(10_000);
-    try (ReplicaStore sliced =
-            open(dir.resolve("sliced"), ms, ReplicaStore.Hooks.DEFAULT, sliceKeys);
-        ReplicaStore byKey = open(dir.resolve("by-key"), ms, ReplicaStore.Hooks.DEFAULT)) {
+    try (ReplicaStore sliced = open(dir.resolve("sliced"), ms, StoreHooks.DEFAULT, sliceKeys);
+        ReplicaStore byKey = open(dir.resolve("by-key"), ms, StoreHooks.DEFAULT)) {
       Random r = new Random(seed);
       int keys = 3 * SLICE + 100;
       // Both stores start with the same records for a third of the keys.
@@ -128,8 +127,8 @@ class ApplySliceTest {
     List<String> commits = new CopyOnWriteArrayList<>();
     Thread[] client = new Thread[1];
     ReplicaStore[] store = new ReplicaStore[1];
-    ReplicaStore.Hooks hooks =
-        new ReplicaStore.Hooks() {
+    StoreHooks hooks =
+        new StoreHooks() {
           @Override
           void beforeCommit() {
             commits.add(Thread.currentThread().getName());
@@ -180,8 +179,8 @@ class ApplySliceTest {
     }
     long[] loaded = new long[1];
     AtomicInteger commits = new AtomicInteger();
-    ReplicaStore.Hooks hooks =
-        new ReplicaStore.Hooks() {
+    StoreHooks hooks =
+        new StoreHooks() {
           @Override
           void beforeCommit() {
             if (commits.incrementAndGet() == 1) {
@@ -218,8 +217,8 @@ class ApplySliceTest {
   void aFailedSliceKeepsTheSlicesBeforeItAndSaysSo() {
     AtomicInteger commits = new AtomicInteger();
     boolean[] fail = {true};
-    ReplicaStore.Hooks hooks =
-        new ReplicaStore.Hooks() {
+    StoreHooks hooks =
+        new StoreHooks() {
           @Override
           void beforeCommit() throws RocksDBException {
             if (commits.incrementAndGet() == 2 && fail[0]) {
@@ -270,8 +269,8 @@ class ApplySliceTest {
   @Test
   void withSyncWritesASlicedBatchSyncsTheWalOnceAtItsEnd() {
     AtomicInteger syncs = new AtomicInteger();
-    ReplicaStore.Hooks hooks =
-        new ReplicaStore.Hooks() {
+    StoreHooks hooks =
+        new StoreHooks() {
           @Override
           void walSynced() {
             syncs.incrementAndGet();
@@ -321,7 +320,7 @@ class ApplySliceTest {
     for (int k = 0; k < n; k++) {
       old.add(record(r, k, ms.get() - 5_000));
     }
-    try (ReplicaStore s = open(dir, ms, ReplicaStore.Hooks.DEFAULT, 5)) {
+    try (ReplicaStore s = open(dir, ms, StoreHooks.DEFAULT, 5)) {
       s.putAll(old);
     }
     List<byte[]> rows = new ArrayList<>();
@@ -341,7 +340,7 @@ class ApplySliceTest {
     for (ReplicaRecord rec : old) {
       newer.add(ReplicaRecord.of(rec.key(), bytes("new"), HybridClock.version(ms.get(), 0), 1));
     }
-    try (ReplicaStore s = open(dir, ms, ReplicaStore.Hooks.DEFAULT, 5)) {
+    try (ReplicaStore s = open(dir, ms, StoreHooks.DEFAULT, 5)) {
       assertThatThrownBy(() -> s.apply(newer))
           .isInstanceOf(StoreException.Corrupt.class)
           .hasMessageContaining("CRC32C mismatch")

@@ -116,8 +116,8 @@ final class DirectIoTest {
   @Test
   void aFileSystemWithoutDirectIoFallsBackToBufferedAndKeepsEveryRecord() throws Exception {
     Path dir = tmp.resolve("no-direct");
-    ReplicaStore.Hooks refusing =
-        new ReplicaStore.Hooks() {
+    StoreHooks refusing =
+        new StoreHooks() {
           @Override
           Optional<String> directIoUnsupported(Path d) {
             return Optional.of("a direct (O_DIRECT) write in " + d + " failed: test");

@@ -35,7 +35,7 @@ class IndexWalkTest {
     StoreDb s =
         StoreDb.open(
             Fixtures.options(dir, "n", PARAMS, Fixtures.manualMillis(1)).build(),
-            ReplicaStore.Hooks.DEFAULT);
+            StoreHooks.DEFAULT);
     try {
       SplittableRandom rnd = new SplittableRandom(seed);
       write(s, rnd, 20_000);
@@ -53,7 +53,7 @@ class IndexWalkTest {
     StoreDb s =
         StoreDb.open(
             Fixtures.options(dir, "n", PARAMS, Fixtures.manualMillis(1)).build(),
-            ReplicaStore.Hooks.DEFAULT);
+            StoreHooks.DEFAULT);
     try {
       write(s, new SplittableRandom(7), 10_000);
       long[] all = model.keySet().stream().mapToLong(Long::longValue).toArray();

@@ -35,7 +35,7 @@ final class KeyFilterRebuildTest {
 
   @TempDir Path tmp;
 
-  private static ReplicaStore open(Path dir, AtomicLong millis, ReplicaStore.Hooks hooks) {
+  private static ReplicaStore open(Path dir, AtomicLong millis, StoreHooks hooks) {
     return ReplicaStore.open(Fixtures.options(dir, "node", PARAMS, millis).build(), hooks);
   }
 
@@ -84,8 +84,8 @@ final class KeyFilterRebuildTest {
   }
 
   /** Hooks that run {@code batch} before each batch of a rebuild's scan, and default otherwise. */
-  private static ReplicaStore.Hooks atEachRebuildBatch(Runnable batch) {
-    return new ReplicaStore.Hooks() {
+  private static StoreHooks atEachRebuildBatch(Runnable batch) {
+    return new StoreHooks() {
       @Override
       void keyFilterRebuildBatch() {
         batch.run();
@@ -105,7 +105,7 @@ final class KeyFilterRebuildTest {
   void aStoreGrownFromEmptyAsksOneSegmentAgain() throws InterruptedException {
     AtomicLong millis = Fixtures.manualMillis(NOW);
     List<ReplicaRecord> stored = records("k-", 160_000, HybridClock.version(NOW - 1_000, 0));
-    try (ReplicaStore s = open(tmp.resolve("grown"), millis, ReplicaStore.Hooks.DEFAULT)) {
+    try (ReplicaStore s = open(tmp.resolve("grown"), millis, StoreHooks.DEFAULT)) {
       load(s, stored);
       await("one segment", () -> s.stats().keyFilterSegments() == 1);
       assertThat(s.stats().keyFilterRebuilds()).isGreaterThanOrEqualTo(1);
@@ -130,7 +130,7 @@ final class KeyFilterRebuildTest {
   void purgingMostKeysRebuildsTheFilterWithoutThem() throws InterruptedException {
     AtomicLong millis = Fixtures.manualMillis(NOW);
     List<ReplicaRecord> all = records("p-", 5_000, HybridClock.version(NOW - 1_000, 0));
-    try (ReplicaStore s = open(tmp.resolve("purged"), millis, ReplicaStore.Hooks.DEFAULT)) {
+    try (ReplicaStore s = open(tmp.resolve("purged"), millis, StoreHooks.DEFAULT)) {
       load(s, all);
       List<byte[]> gone = keysOf(all.subList(0, 4_000));
       List<byte[]> kept = keysOf(all.subList(4_000, 5_000));
@@ -159,7 +159,7 @@ final class KeyFilterRebuildTest {
     AtomicLong millis = Fixtures.manualMillis(NOW);
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    ReplicaStore.Hooks hold =
+    StoreHooks hold =
         atEachRebuildBatch(
             () -> {
               entered.countDown();
@@ -223,8 +223,8 @@ final class KeyFilterRebuildTest {
   @Test
   void aRebuildAskedForByAnIngestWaitsForItsFiles() throws InterruptedException {
     AtomicLong millis = Fixtures.manualMillis(NOW);
-    ReplicaStore.Hooks linger =
-        new ReplicaStore.Hooks() {
+    StoreHooks linger =
+        new StoreHooks() {
           @Override
           long keyFilterQuietMillis() {
             return 100; // the rebuild would start within the ingest's 500 ms
@@ -268,8 +268,8 @@ final class KeyFilterRebuildTest {
   void aRebuildWaitsWhileTheStoreTakesKeysFast() throws InterruptedException {
     AtomicLong millis = Fixtures.manualMillis(NOW);
     CountDownLatch entered = new CountDownLatch(1);
-    ReplicaStore.Hooks watch =
-        new ReplicaStore.Hooks() {
+    StoreHooks watch =
+        new StoreHooks() {
           @Override
           long keyFilterQuietMillis() {
             return 200;
@@ -302,7 +302,7 @@ final class KeyFilterRebuildTest {
     AtomicLong millis = Fixtures.manualMillis(NOW);
     CountDownLatch entered = new CountDownLatch(1);
     AtomicBoolean interrupted = new AtomicBoolean();
-    ReplicaStore.Hooks hold =
+    StoreHooks hold =
         atEachRebuildBatch(
             () -> {
               entered.countDown();
@@ -320,7 +320,7 @@ final class KeyFilterRebuildTest {
       assertThat(entered.await(60, TimeUnit.SECONDS)).as("the rebuild started").isTrue();
     }
     assertThat(interrupted).as("the close stopped the held rebuild").isTrue();
-    try (ReplicaStore s = open(dir, millis, ReplicaStore.Hooks.DEFAULT)) {
+    try (ReplicaStore s = open(dir, millis, StoreHooks.DEFAULT)) {
       assertThat(s.stats().keyFilterSegments()).isEqualTo(1);
       noneDenied(s, keysOf(stored));
       assertThat(s.selfCheck().ok()).isTrue();
@@ -332,7 +332,7 @@ final class KeyFilterRebuildTest {
   void aFailedRebuildLeavesTheGrownFilter() throws InterruptedException {
     AtomicLong millis = Fixtures.manualMillis(NOW);
     CountDownLatch failed = new CountDownLatch(1);
-    ReplicaStore.Hooks failing =
+    StoreHooks failing =
         atEachRebuildBatch(
             () -> {
               failed.countDown();

@@ -66,13 +66,13 @@ final class PartitionIngestTest {
     return out;
   }
 
-  private ReplicaStore open(Path dir, ReplicaStore.Hooks hooks) {
+  private ReplicaStore open(Path dir, StoreHooks hooks) {
     return ReplicaStore.open(
         Fixtures.options(dir, "receiver", PARAMS, Fixtures.manualMillis(NOW)).build(), hooks);
   }
 
   private ReplicaStore open(Path dir) {
-    return open(dir, ReplicaStore.Hooks.DEFAULT);
+    return open(dir, StoreHooks.DEFAULT);
   }
 
   /** A load that writes table files from the first record. */
@@ -400,7 +400,7 @@ final class PartitionIngestTest {
       ReplicaStore[] store = new ReplicaStore[1];
       List<String> problems = new ArrayList<>();
       int[] reads = new int[1];
-      ReplicaStore.Hooks hooks =
+      StoreHooks hooks =
           during(
               step,
               () -> {
@@ -437,8 +437,8 @@ final class PartitionIngestTest {
   /**
    * Runs {@code action} at ingest step {@code step} (on the loading thread, the range reserved).
    */
-  private static ReplicaStore.Hooks during(int step, Runnable action) {
-    return new ReplicaStore.Hooks() {
+  private static StoreHooks during(int step, Runnable action) {
+    return new StoreHooks() {
       @Override
       void ingestStep(int st) {
         if (st == step) {
@@ -466,7 +466,7 @@ final class PartitionIngestTest {
     Thread[] client = new Thread[1];
     int[] steps = {1, 2};
     for (int step : steps) {
-      ReplicaStore.Hooks hooks =
+      StoreHooks hooks =
           during(
               step,
               () -> {
@@ -523,7 +523,7 @@ final class PartitionIngestTest {
     Thread[] waiting = new Thread[3];
     long[] version = new long[1];
     boolean[] checked = new boolean[1];
-    ReplicaStore.Hooks hooks =
+    StoreHooks hooks =
         during(
             2, // the records are in, their index rows not yet
             () -> {
@@ -631,8 +631,8 @@ final class PartitionIngestTest {
   }
 
   /** Fails (an I/O error) or crashes (an Error nothing catches) at one ingest step. */
-  private static ReplicaStore.Hooks at(int step, boolean crash) {
-    return new ReplicaStore.Hooks() {
+  private static StoreHooks at(int step, boolean crash) {
+    return new StoreHooks() {
       @Override
       void ingestStep(int s) throws RocksDBException {
         if (s == step) {

@@ -333,8 +333,8 @@ class ReplicaStoreTest {
   @Test
   void digestIndexKeepsKeysThatShareAnElement() {
     // Contrived element function that ignores the key: equal (version, origin, value) collide.
-    ReplicaStore.Hooks collide =
-        new ReplicaStore.Hooks() {
+    StoreHooks collide =
+        new StoreHooks() {
           @Override
           long element(HashSpec spec, long kh, long version, long origin, boolean tomb, long vh) {
             return spec.element(0, version, origin, tomb, vh);
@@ -369,8 +369,8 @@ class ReplicaStoreTest {
   @Test
   void failedApplyChangesNothingAndTheNextApplySucceeds() {
     boolean[] fail = {false};
-    ReplicaStore.Hooks failing =
-        new ReplicaStore.Hooks() {
+    StoreHooks failing =
+        new StoreHooks() {
           @Override
           void beforeCommit() throws RocksDBException {
             if (fail[0]) {

@@ -67,8 +67,8 @@ class StoreFormatMigrationTest {
     Snapshot before = writeAndSnapshot();
     downgradeToFormat1(dir);
     int[] batches = {0};
-    ReplicaStore.Hooks failSecondBatch =
-        new ReplicaStore.Hooks() {
+    StoreHooks failSecondBatch =
+        new StoreHooks() {
           @Override
           void beforeMigrationBatch() throws RocksDBException {
             if (++batches[0] == 2) {
