@@ -2,7 +2,6 @@ package dev.reconcile.cli;
 
 import dev.reconcile.cli.bench.ApplyBench;
 import dev.reconcile.cli.bench.Bench;
-import dev.reconcile.cli.bench.CatchupBench;
 import dev.reconcile.cli.bench.DiffBench;
 import dev.reconcile.cli.bench.GossipReport;
 import dev.reconcile.cli.bench.GossipSimulation;
@@ -20,6 +19,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -43,6 +43,9 @@ final class BenchCommand implements Callable<Integer> {
       Set.of("protocol", "latency", "stream", "diff", "gossip", "socket", "catchup", "apply");
 
   @Spec CommandSpec spec;
+
+  /** The catchup experiment's options. */
+  @Mixin CatchupOptions catchup = new CatchupOptions();
 
   @Option(
       names = "--n",
@@ -235,82 +238,10 @@ final class BenchCommand implements Callable<Integer> {
   int streamLargeValueBytes = 64 << 10;
 
   @Option(
-      names = "--catchup-records",
-      description = "records of the catch-up source with small values (default: ${DEFAULT-VALUE})")
-  int catchupRecords = 200_000;
-
-  @Option(
-      names = "--catchup-value-bytes",
-      description = "value size of the small catch-up (default: ${DEFAULT-VALUE})")
-  int catchupValueBytes = 100;
-
-  @Option(
-      names = "--catchup-large-records",
-      description =
-          "records of the catch-up source with large values, 0 for none (default:"
-              + " ${DEFAULT-VALUE})")
-  int catchupLargeRecords = 4096;
-
-  @Option(
-      names = "--catchup-large-value-bytes",
-      description = "value size of the large catch-up (default: ${DEFAULT-VALUE})")
-  int catchupLargeValueBytes = 64 << 10;
-
-  @Option(
-      names = "--catchup-trials",
-      description = "cold trials per catch-up configuration (default: ${DEFAULT-VALUE})")
-  int catchupTrials = 3;
-
-  @Option(
       names = "--apply-trials",
       description =
           "apply: timed trials per mode and case, after one untimed run (default: ${DEFAULT-VALUE})")
   int applyTrials = 5;
-
-  @Option(
-      names = "--catchup-jfr",
-      paramLabel = "DIR",
-      description = "record a JFR profile of every catch-up agent process into DIR")
-  Path catchupJfr;
-
-  @Option(
-      names = "--catchup-jfr-settings",
-      paramLabel = "SETTINGS",
-      description =
-          "JFR settings of --catchup-jfr: a name (profile, default) or a .jfc file, for example"
-              + " one with 1 ms method sampling (default: ${DEFAULT-VALUE})")
-  String catchupJfrSettings = "profile";
-
-  @Option(
-      names = "--catchup-jvm-option",
-      paramLabel = "OPTION",
-      description = "extra JVM option for the catch-up agent processes (repeatable)")
-  List<String> catchupJvmOptions = List.of();
-
-  @Option(
-      names = "--catchup-class-archive",
-      arity = "1",
-      paramLabel = "BOOL",
-      description =
-          "whether the catch-up agent processes map a class-data sharing archive, as bin/reconcile's"
-              + " agents do (made once per run by a training demo, a few seconds; default true)")
-  boolean catchupClassArchive = true;
-
-  @Option(
-      names = "--catchup-warm-source",
-      arity = "1",
-      paramLabel = "BOOL",
-      description =
-          "whether one source agent, warmed by an untimed catch-up, serves every catch-up trial (a"
-              + " peer in service) instead of a just-started one per trial; the new replica is"
-              + " just started either way (default false)")
-  boolean catchupWarmSource = false;
-
-  @Option(
-      names = "--catchup-set",
-      paramLabel = "KEY=VALUE",
-      description = "extra agent config for the catch-up agent processes (repeatable)")
-  List<String> catchupSets = List.of();
 
   @Option(
       names = "--stream-trials",
@@ -467,7 +398,7 @@ final class BenchCommand implements Callable<Integer> {
             socketN,
             positive("--socket-d", socketDs),
             socketRounds,
-            ex.contains("catchup") ? catchupConfigs(work) : List.of());
+            ex.contains("catchup") ? catchup.configs(work, seed) : List.of());
     Bench.Result r;
     try {
       r =
@@ -486,53 +417,6 @@ final class BenchCommand implements Callable<Integer> {
     out.printf("bench finished in %s%n", Commands.seconds(System.nanoTime() - t0));
     out.flush();
     return 0;
-  }
-
-  private List<CatchupBench.Config> catchupConfigs(Path work) {
-    if (catchupTrials < 1 || catchupRecords < 1 || catchupLargeRecords < 0) {
-      throw new CliException("bench: --catchup-trials and --catchup-records must be >= 1");
-    }
-    Path jar = ProcessCluster.locateJar();
-    if (!Files.isRegularFile(jar)) {
-      throw new CliException(
-          "bench: the catchup experiment runs agent processes from the shaded jar, and there is"
-              + " none at "
-              + jar
-              + " (build it: ./mvnw -B -ntp -pl cli -am package -DskipTests)");
-    }
-    Map<String, String> sets = keyValues("--catchup-set", catchupSets);
-    List<CatchupBench.Config> out = new java.util.ArrayList<>();
-    out.add(
-        new CatchupBench.Config(
-            catchupRecords,
-            catchupValueBytes,
-            catchupTrials,
-            jar,
-            work,
-            catchupJfr,
-            catchupJfrSettings,
-            catchupJvmOptions,
-            catchupClassArchive,
-            sets,
-            catchupWarmSource,
-            seed));
-    if (catchupLargeRecords > 0) {
-      out.add(
-          new CatchupBench.Config(
-              catchupLargeRecords,
-              catchupLargeValueBytes,
-              catchupTrials,
-              jar,
-              work,
-              catchupJfr,
-              catchupJfrSettings,
-              catchupJvmOptions,
-              catchupClassArchive,
-              sets,
-              catchupWarmSource,
-              seed + 1));
-    }
-    return out;
   }
 
   private DiffBench.Config diffConfig(Path work) {
@@ -585,7 +469,7 @@ final class BenchCommand implements Callable<Integer> {
    * each partition as a load (ingested table files).
    */
   private void apply(PrintWriter out, PrintWriter err) throws Exception {
-    if (applyTrials < 1 || catchupRecords < 1 || catchupLargeRecords < 0) {
+    if (applyTrials < 1 || catchup.records < 1 || catchup.largeRecords < 0) {
       throw new CliException("bench: --apply-trials and --catchup-records must be >= 1");
     }
     Files.createDirectories(outDir);
@@ -595,7 +479,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     List<ApplyBench.Config> configs = new ArrayList<>();
     int[][] cases = {
-      {catchupRecords, catchupValueBytes}, {catchupLargeRecords, catchupLargeValueBytes}
+      {catchup.records, catchup.valueBytes}, {catchup.largeRecords, catchup.largeValueBytes}
     };
     for (int[] k : cases) {
       if (k[0] > 0) {
@@ -697,7 +581,7 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   /** {@code KEY=VALUE} arguments of {@code option}, in order. */
-  private static Map<String, String> keyValues(String option, List<String> args) {
+  static Map<String, String> keyValues(String option, List<String> args) {
     Map<String, String> out = new LinkedHashMap<>();
     for (String kv : args) {
       int eq = kv.indexOf('=');

@@ -13,18 +13,14 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 /**
  * Two real agents ({@link ReplicaAgent}: RocksDB, Vert.x, the peer protocol over TCP) on loopback
@@ -39,10 +35,7 @@ import java.util.function.Predicate;
  *       each timed round, untimed, the elements it listed are compared with the truth ({@link
  *       #checkListed}): the records they name on the side that holds them must be exactly the keys
  *       loaded on that side only.
- *   <li><b>stream</b>: before each trial the initiator gets {@code records} new records the
- *       responder lacks; a real round sends them; the rate is over the repair phase ({@code
- *       durationMillis - sessionMillis}: fetch from RocksDB, batches with CRC32C, TCP, apply,
- *       acks).
+ *   <li><b>stream</b>: {@link StreamBench}, on the helpers here.
  * </ul>
  */
 public final class AgentBench {
@@ -62,15 +55,6 @@ public final class AgentBench {
       int warmupRounds,
       boolean compileSettled,
       long timedCompileMillis) {}
-
-  /** One stream configuration. */
-  public record StreamRate(
-      int records,
-      int valueBytes,
-      int trials,
-      double recordsPerSecondMedian,
-      double megabytesPerSecondMedian,
-      int correctTrials) {}
 
   // ------------------------------------------------------------------------------ latency
 
@@ -353,296 +337,6 @@ public final class AgentBench {
     return keys;
   }
 
-  // ------------------------------------------------------------------------------ stream
-
-  /** Streams {@code records} records of {@code valueBytes} each way a->b, {@code trials} times. */
-  public static StreamRate stream(
-      int records, int valueBytes, int trials, Path work, Csv csv, Consumer<String> log)
-      throws Exception {
-    return stream(records, valueBytes, trials, work, csv, 0, null, false, Map.of(), log);
-  }
-
-  /**
-   * {@link #stream}, and with {@code writesPerSecond > 0} a client writing new keys of 100 B to the
-   * receiver b at that rate ({@link ForegroundWrites}) through an idle second before each round and
-   * through the round; the latencies of the writes due in the idle second and in the repair phase
-   * go to {@code writesCsv}. The keys so written are of partition 0 and b's alone, so the next
-   * trial's round also sends them to a; trial 0's other partitions stay a catch-up's (bulk). With
-   * {@code randomKeys} a trial's new keys are {@link #randomKey}s, spread over each partition's key
-   * order, instead of {@code s<trial>-<i>}, which fall together. {@code sets} are agent settings
-   * for both agents.
-   */
-  public static StreamRate stream(
-      int records,
-      int valueBytes,
-      int trials,
-      Path work,
-      Csv csv,
-      int writesPerSecond,
-      Csv writesCsv,
-      boolean randomKeys,
-      Map<String, String> sets,
-      Consumer<String> log)
-      throws Exception {
-    Path dir = work.resolve("stream-" + valueBytes);
-    try (ReplicaAgent a = start("a", dir, sets);
-        ReplicaAgent b = start("b", dir, sets)) {
-      HostPort peer = new HostPort("127.0.0.1", b.peerPort());
-      SplittableRandom rnd = new SplittableRandom(valueBytes * 31L + records);
-      LocalReplica ra = LocalReplica.of(a);
-      long origin = LocalReplica.origin("loader");
-      double[] rps = new double[trials];
-      double[] mbps = new double[trials];
-      int correct = 0;
-      LocalReplica rb = LocalReplica.of(b);
-      for (int t = 0; t < trials; t++) {
-        long version = ra.newVersion();
-        List<ReplicaRecord> batch = new ArrayList<>();
-        long batchBytes = 0;
-        for (int i = 0; i < records; i++) {
-          batch.add(
-              new ReplicaRecord(
-                  randomKeys ? randomKey(t, i) : key("s" + t + "-", i),
-                  value(rnd, valueBytes),
-                  version,
-                  origin,
-                  false));
-          batchBytes += valueBytes;
-          if (batch.size() == 10_000 || batchBytes >= (64L << 20)) {
-            ra.putAll(batch);
-            batch.clear();
-            batchBytes = 0;
-          }
-        }
-        ra.putAll(batch);
-        awaitIdle(a, b);
-        ForegroundWrites writes =
-            writesPerSecond > 0
-                ? new ForegroundWrites(
-                    LocalReplica.of(b),
-                    writesPerSecond,
-                    "w" + t + "-",
-                    100,
-                    Math.min(1 << 22, writesPerSecond * 600),
-                    t)
-                : null;
-        long idleFrom = System.nanoTime();
-        if (writes != null) {
-          Thread.sleep(1000);
-        }
-        long roundFrom = System.nanoTime();
-        long pid = ProcessHandle.current().pid();
-        Optional<ThreadCpu.Sample> cpuFrom = ThreadCpu.of(pid);
-        RoundReport rep;
-        try {
-          rep = round(a, peer, false);
-        } finally {
-          if (writes != null) {
-            writes.stop();
-          }
-        }
-        long roundTo = System.nanoTime();
-        // CPU by thread group over the round: both agents, this JVM's compilers, GC and RocksDB.
-        ThreadCpu.Totals cpu = ThreadCpu.since(cpuFrom, pid);
-        if (rep.recordsSent != records) {
-          throw new IllegalStateException(
-              "stream round sent " + rep.recordsSent + " records, expected " + records);
-        }
-        long millis = Math.max(1, rep.durationMillis - rep.sessionMillis);
-        if (writes != null) {
-          // The repair phase is the round's last (duration - session) ms.
-          long repairFrom = roundTo - Math.min(roundTo - roundFrom, millis * 1_000_000L);
-          writeLatencies(
-              writes, "idle", idleFrom, roundFrom, records, valueBytes, t, writesCsv, log);
-          writeLatencies(
-              writes, "repair", repairFrom, roundTo, records, valueBytes, t, writesCsv, log);
-        }
-        rps[t] = rep.recordsSent * 1000.0 / millis;
-        mbps[t] = rep.recordBytesSent / 1e6 * 1000.0 / millis;
-        // Untimed: the round must have left b holding every record of a's, and a every record of
-        // b's but this trial's client writes (those during the round may come after its snapshot).
-        byte[] clientPrefix = ("w" + t + "-").getBytes(StandardCharsets.UTF_8);
-        long differing = differingRecords(ra, rb, k -> startsWith(k, clientPrefix));
-        if (differing == 0) {
-          correct++;
-        } else {
-          log.accept(
-              String.format(
-                  "stream %,d x %,d B, trial %d: %,d records differ between the replicas after"
-                      + " the round",
-                  records, valueBytes, t, differing));
-        }
-        csv.row(
-            records,
-            valueBytes,
-            t,
-            rep.recordsSent,
-            rep.recordBytesSent,
-            rep.sessionMillis,
-            millis,
-            rps[t],
-            mbps[t],
-            cpu == null ? -1 : Math.round(cpu.jitSeconds() * 1000),
-            cpu == null ? -1 : Math.round(cpu.gcSeconds() * 1000),
-            cpu == null ? -1 : Math.round(cpu.rocksDbSeconds() * 1000),
-            cpu == null ? -1 : Math.round(cpu.otherSeconds() * 1000),
-            cpu == null ? -1 : Math.round(cpu.waitSeconds() * 1000),
-            randomKeys ? "random" : "clustered",
-            differing,
-            cpu == null ? -1 : cpu.roundMillis(),
-            cpu == null ? -1 : cpu.eventLoopMillis(),
-            cpu == null ? -1 : cpu.upkeepMillis());
-        log.accept(
-            String.format(
-                "stream %,d x %,d B, trial %d: session %d ms, repair %d ms: %,.0f records/s, %.1f"
-                    + " MB/s; %s",
-                records,
-                valueBytes,
-                t,
-                rep.sessionMillis,
-                millis,
-                rps[t],
-                mbps[t],
-                cpu == null
-                    ? "no CPU by thread (not Linux)"
-                    : String.format(
-                        "CPU over the round: JIT %.2f s, GC %.2f s, RocksDB's threads %.2f s, the"
-                            + " rest %.2f s (round workers %.2f s, event loops %.2f s, sketch"
-                            + " upkeep %.2f s), runnable but waiting %.2f s",
-                        cpu.jitSeconds(),
-                        cpu.gcSeconds(),
-                        cpu.rocksDbSeconds(),
-                        cpu.otherSeconds(),
-                        cpu.roundMillis() / 1e3,
-                        cpu.eventLoopMillis() / 1e3,
-                        cpu.upkeepMillis() / 1e3,
-                        cpu.waitSeconds())));
-      }
-      return new StreamRate(
-          records, valueBytes, trials, Medians.of(rps), Medians.of(mbps), correct);
-    } finally {
-      wipe(dir);
-    }
-  }
-
-  private static void writeLatencies(
-      ForegroundWrites writes,
-      String phase,
-      long from,
-      long to,
-      int records,
-      int valueBytes,
-      int trial,
-      Csv csv,
-      Consumer<String> log) {
-    double[] us = writes.latencyMicros(from, to);
-    double p50 = Medians.quantile(us, 0.5);
-    double p99 = Medians.quantile(us, 0.99);
-    double p999 = Medians.quantile(us, 0.999);
-    double max = Medians.max(us);
-    double[] inPut = writes.serviceMicros(from, to);
-    double putP50 = Medians.quantile(inPut, 0.5);
-    double putP99 = Medians.quantile(inPut, 0.99);
-    double putMax = Medians.max(inPut);
-    csv.row(
-        records, valueBytes, trial, phase, us.length, p50, p99, p999, max, putP50, putP99, putMax);
-    log.accept(
-        String.format(
-            "stream %,d x %,d B, trial %d, %s: %d local writes, latency p50 %.0f us, p99 %.0f us,"
-                + " p99.9 %.0f us, max %.0f us; in the put itself p50 %.0f us, p99 %.0f us,"
-                + " max %.0f us",
-            records,
-            valueBytes,
-            trial,
-            phase,
-            us.length,
-            p50,
-            p99,
-            p999,
-            max,
-            putP50,
-            putP99,
-            putMax));
-  }
-
-  static Csv streamWritesCsv(Path out) {
-    return new Csv(
-        out.resolve("stream-writes.csv"),
-        "records",
-        "value_bytes",
-        "trial",
-        "phase",
-        "writes",
-        "p50_us",
-        "p99_us",
-        "p999_us",
-        "max_us",
-        "put_p50_us",
-        "put_p99_us",
-        "put_max_us");
-  }
-
-  static Csv streamCsv(Path out) {
-    return new Csv(
-        out.resolve("stream-trials.csv"),
-        "records",
-        "value_bytes",
-        "trial",
-        "records_sent",
-        "record_bytes_sent",
-        "session_ms",
-        "repair_ms",
-        "records_per_s",
-        "mb_per_s",
-        "jit_cpu_ms",
-        "gc_cpu_ms",
-        "rocksdb_cpu_ms",
-        "other_cpu_ms",
-        "wait_ms",
-        "keys",
-        "differing_records",
-        "round_cpu_ms",
-        "event_loop_cpu_ms",
-        "sketch_upkeep_cpu_ms");
-  }
-
-  /**
-   * Records that tell {@code a} and {@code b} apart, compared record by record (key, value,
-   * version, origin, tombstone): each of {@code a}'s that {@code b} lacks or holds otherwise, and
-   * each of {@code b}'s that {@code a} lacks unless {@code bOnly} accepts its key. 0 when the two
-   * hold the same records but those.
-   */
-  static long differingRecords(LocalReplica a, LocalReplica b, Predicate<byte[]> bOnly) {
-    LongAdder differing = new LongAdder();
-    a.forEachRecord(
-        r -> {
-          Optional<ReplicaRecord> o = b.get(r.key());
-          if (o.isEmpty() || !sameRecord(r, o.get())) {
-            differing.increment();
-          }
-        });
-    b.forEachRecord(
-        r -> {
-          if (!bOnly.test(r.key()) && a.get(r.key()).isEmpty()) {
-            differing.increment();
-          }
-        });
-    return differing.sum();
-  }
-
-  private static boolean sameRecord(ReplicaRecord x, ReplicaRecord y) {
-    return Arrays.equals(x.key(), y.key())
-        && Arrays.equals(x.value(), y.value())
-        && x.version() == y.version()
-        && x.origin() == y.origin()
-        && x.tombstone() == y.tombstone();
-  }
-
-  private static boolean startsWith(byte[] key, byte[] prefix) {
-    return key.length >= prefix.length
-        && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
-  }
-
   // ------------------------------------------------------------------------------ helpers
 
   /**
@@ -652,7 +346,7 @@ public final class AgentBench {
    * that still fails is retried (at most 20 times). Callers time this call; a refused attempt costs
    * a connect and a refusal, and the number of retries is logged.
    */
-  private static RoundReport round(ReplicaAgent a, HostPort peer, boolean dryRun) throws Exception {
+  static RoundReport round(ReplicaAgent a, HostPort peer, boolean dryRun) throws Exception {
     RoundReport r = null;
     for (int attempt = 0; attempt < 20; attempt++) {
       if (attempt > 0) {
@@ -678,7 +372,7 @@ public final class AgentBench {
   static int retries;
 
   /** Waits (at most 5 s) until neither agent reports an active session. */
-  private static void awaitIdle(ReplicaAgent... agents) throws InterruptedException {
+  static void awaitIdle(ReplicaAgent... agents) throws InterruptedException {
     long end = System.nanoTime() + 5_000_000_000L;
     for (ReplicaAgent x : agents) {
       while (System.nanoTime() < end && activeSessions(x) > 0) {
@@ -749,8 +443,7 @@ public final class AgentBench {
   }
 
   /** An agent of the bench's settings, then {@code sets} (the caller's extra settings). */
-  private static ReplicaAgent start(String node, Path dir, Map<String, String> sets)
-      throws Exception {
+  static ReplicaAgent start(String node, Path dir, Map<String, String> sets) throws Exception {
     Map<String, String> m = new HashMap<>();
     m.put("node-id", node);
     m.put("cluster-id", "bench");
@@ -765,7 +458,7 @@ public final class AgentBench {
     return ReplicaAgent.start(AgentConfig.fromMap(m));
   }
 
-  private static byte[] key(String prefix, long i) {
+  static byte[] key(String prefix, long i) {
     return (prefix + i).getBytes(StandardCharsets.UTF_8);
   }
 
@@ -779,7 +472,7 @@ public final class AgentBench {
     return String.format("%016x", z).getBytes(StandardCharsets.UTF_8);
   }
 
-  private static byte[] value(SplittableRandom rnd, int n) {
+  static byte[] value(SplittableRandom rnd, int n) {
     byte[] v = new byte[n];
     for (int i = 0; i < n; i += 8) {
       long x = rnd.nextLong();

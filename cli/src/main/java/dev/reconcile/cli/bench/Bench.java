@@ -52,7 +52,7 @@ public final class Bench {
   public record Result(
       List<ProtocolBench.Summary> protocol,
       List<AgentBench.Latency> latency,
-      List<AgentBench.StreamRate> stream,
+      List<StreamBench.StreamRate> stream,
       List<DiffBench.Summary> diff,
       List<CatchupBench.Summary> catchup,
       List<Path> files) {}
@@ -75,7 +75,7 @@ public final class Bench {
     List<Path> files = new ArrayList<>();
     List<ProtocolBench.Summary> protocol = List.of();
     List<AgentBench.Latency> latency = List.of();
-    List<AgentBench.StreamRate> stream = new ArrayList<>();
+    List<StreamBench.StreamRate> stream = new ArrayList<>();
     if (c.experiments().contains("protocol")) {
       protocol = ProtocolBench.run(c.protocol(), c.out(), log);
       files.add(c.out().resolve("protocol-trials.csv"));
@@ -110,15 +110,16 @@ public final class Bench {
       files.add(f);
     }
     if (c.experiments().contains("stream")) {
-      try (Csv csv = AgentBench.streamCsv(c.out());
-          Csv writes = c.streamWritesPerSecond() > 0 ? AgentBench.streamWritesCsv(c.out()) : null) {
+      try (Csv csv = StreamBench.streamCsv(c.out());
+          Csv writes =
+              c.streamWritesPerSecond() > 0 ? StreamBench.streamWritesCsv(c.out()) : null) {
         int[][] cases = {
           {c.streamRecords(), c.streamValueBytes()},
           {c.streamLargeRecords(), c.streamLargeValueBytes()}
         };
         for (int[] k : cases) {
           stream.add(
-              AgentBench.stream(
+              StreamBench.stream(
                   k[0],
                   k[1],
                   c.streamTrials(),
@@ -143,7 +144,7 @@ public final class Bench {
               "records_per_s_median",
               "mb_per_s_median",
               "correct_trials")) {
-        for (AgentBench.StreamRate s : stream) {
+        for (StreamBench.StreamRate s : stream) {
           sum.row(
               s.records(),
               s.valueBytes(),
@@ -278,7 +279,7 @@ public final class Bench {
               lo.n(),
               hi.wallMillisMedian() / lo.wallMillisMedian()));
     }
-    for (AgentBench.StreamRate s : r.stream()) {
+    for (StreamBench.StreamRate s : r.stream()) {
       b.append(
           String.format(
               Locale.ROOT,

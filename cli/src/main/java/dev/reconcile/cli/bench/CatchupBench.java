@@ -478,15 +478,15 @@ public final class CatchupBench {
   }
 
   /**
-   * Records that tell the new replica and the source apart ({@link AgentBench#differingRecords}): 0
-   * when the two stores hold the same records.
+   * Records that tell the new replica and the source apart ({@link StreamBench#differingRecords}):
+   * 0 when the two stores hold the same records.
    */
   private static long compare(Config c, Path source, String newNode, Path target) {
     // Read-only: with a warm source its agent still holds the store.
     try (LocalReplica src =
             LocalReplica.openReadOnly(AgentConfig.fromMap(settings(c, "source", source)));
         LocalReplica dst = LocalReplica.open(AgentConfig.fromMap(settings(c, newNode, target)))) {
-      return AgentBench.differingRecords(src, dst, key -> false);
+      return StreamBench.differingRecords(src, dst, key -> false);
     }
   }
 

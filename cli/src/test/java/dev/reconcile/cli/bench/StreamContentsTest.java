@@ -45,25 +45,25 @@ class StreamContentsTest {
         LocalReplica x = open("b")) {
       a.putAll(records(500));
       x.putAll(records(500));
-      assertThat(AgentBench.differingRecords(a, x, StreamContentsTest::none)).isZero();
+      assertThat(StreamBench.differingRecords(a, x, StreamContentsTest::none)).isZero();
 
       // A newer value on b, then a key a lacks, then a key b lacks: one record each.
       x.putAll(List.of(new ReplicaRecord(b("k3"), b("other"), 5000, 7, false)));
-      assertThat(AgentBench.differingRecords(a, x, StreamContentsTest::none)).isEqualTo(1);
+      assertThat(StreamBench.differingRecords(a, x, StreamContentsTest::none)).isEqualTo(1);
       x.putAll(List.of(new ReplicaRecord(b("extra"), b("v"), 1, 7, false)));
-      assertThat(AgentBench.differingRecords(a, x, StreamContentsTest::none)).isEqualTo(2);
+      assertThat(StreamBench.differingRecords(a, x, StreamContentsTest::none)).isEqualTo(2);
       a.putAll(List.of(new ReplicaRecord(b("only-a"), b("v"), 1, 7, false)));
-      assertThat(AgentBench.differingRecords(a, x, StreamContentsTest::none)).isEqualTo(3);
+      assertThat(StreamBench.differingRecords(a, x, StreamContentsTest::none)).isEqualTo(3);
       // b's key that the caller accepts on b alone (a client's write) is not a difference.
       Predicate<byte[]> extra = k -> new String(k, StandardCharsets.UTF_8).equals("extra");
-      assertThat(AgentBench.differingRecords(a, x, extra)).isEqualTo(2);
+      assertThat(StreamBench.differingRecords(a, x, extra)).isEqualTo(2);
       // a takes b's k3: only "only-a" is left.
       a.putAll(List.of(new ReplicaRecord(b("k3"), b("other"), 5000, 7, false)));
-      assertThat(AgentBench.differingRecords(a, x, extra)).isEqualTo(1);
+      assertThat(StreamBench.differingRecords(a, x, extra)).isEqualTo(1);
       // The same key, value and version from another origin is a difference too.
       a.putAll(List.of(new ReplicaRecord(b("o"), b("v"), 10, 7, false)));
       x.putAll(List.of(new ReplicaRecord(b("o"), b("v"), 10, 9, false)));
-      assertThat(AgentBench.differingRecords(a, x, extra)).isEqualTo(2);
+      assertThat(StreamBench.differingRecords(a, x, extra)).isEqualTo(2);
     }
   }
 }
