@@ -104,36 +104,27 @@ final class CatchupOptions {
     }
     Map<String, String> sets = BenchCommand.keyValues("--catchup-set", setArgs);
     List<CatchupBench.Config> out = new ArrayList<>();
-    out.add(
-        new CatchupBench.Config(
-            records,
-            valueBytes,
-            trials,
-            jar,
-            work,
-            jfr,
-            jfrSettings,
-            jvmOptions,
-            classArchive,
-            sets,
-            warmSource,
-            seed));
+    out.add(config(records, valueBytes, jar, work, sets, seed));
     if (largeRecords > 0) {
-      out.add(
-          new CatchupBench.Config(
-              largeRecords,
-              largeValueBytes,
-              trials,
-              jar,
-              work,
-              jfr,
-              jfrSettings,
-              jvmOptions,
-              classArchive,
-              sets,
-              warmSource,
-              seed + 1));
+      out.add(config(largeRecords, largeValueBytes, jar, work, sets, seed + 1));
     }
     return out;
+  }
+
+  private CatchupBench.Config config(
+      int n, int bytes, Path jar, Path work, Map<String, String> sets, long seed) {
+    return new CatchupBench.Config(
+        n,
+        bytes,
+        trials,
+        jar,
+        work,
+        jfr,
+        jfrSettings,
+        jvmOptions,
+        classArchive,
+        sets,
+        warmSource,
+        seed);
   }
 }
