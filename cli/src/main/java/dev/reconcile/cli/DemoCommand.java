@@ -138,7 +138,7 @@ final class DemoCommand implements Callable<Integer> {
           r.applied,
           r.stale);
       out.printf("time: session %d ms, whole round %d ms%n", r.sessionMillis, r.durationMillis);
-      boolean match = sameFingerprints(ra, rb) && ra.recordCount() == rb.recordCount();
+      boolean match = matches(ra, rb);
       out.printf(
           "replicas %s: %,d records each, %s%n",
           match ? "MATCH" : "DIFFER",
@@ -159,7 +159,7 @@ final class DemoCommand implements Callable<Integer> {
     try (ReplicaAgent c = start("c")) {
       LocalReplica rc = LocalReplica.of(c);
       RoundReport r = repairOverHttp(c, "c", new HostPort("127.0.0.1", b.peerPort()));
-      boolean match = sameFingerprints(rb, rc) && rb.recordCount() == rc.recordCount();
+      boolean match = matches(rb, rc);
       out.printf(
           "new replica c: caught up from b, %,d records received (%d of %d partitions whole) in %d"
               + " ms (session %d ms); %s%n",
@@ -266,7 +266,11 @@ final class DemoCommand implements Callable<Integer> {
     return v;
   }
 
-  private static boolean sameFingerprints(LocalReplica a, LocalReplica b) {
+  /** Whether the two replicas hold as many records and every partition's fingerprint is equal. */
+  private static boolean matches(LocalReplica a, LocalReplica b) {
+    if (a.recordCount() != b.recordCount()) {
+      return false;
+    }
     int n = a.sketches().params().partitions();
     for (int p = 0; p < n; p++) {
       Fingerprint x = a.sketches().fingerprint(p);
