@@ -50,6 +50,9 @@ final class RepairExchange {
     /** Records the scan returned so far. */
     long read;
 
+    /** Bytes of this source's last batch of rows; 0 before the first. */
+    int lastRowBytes;
+
     Source(int partition, long[] elements, RecordStore.PartitionScan scan) {
       this.partition = partition;
       this.elements = elements;
@@ -235,8 +238,11 @@ final class RepairExchange {
         // section 3, "stop 37").
         RowBatches.Builder rows =
             new RowBatches.Builder(
-                ctx.params.spec(), (int) Math.min(config.batchBytes() + (64 << 10), 1 << 30));
+                ctx.params.spec(),
+                (int) Math.min(config.batchBytes() + (64 << 10), 1 << 30),
+                src.lastRowBytes);
         src.nextRows(rows, batchRecords(src), config.batchBytes());
+        src.lastRowBytes = rows.bytes();
         if (src.done()) {
           finished(sendQueue.poll());
         }

@@ -169,6 +169,27 @@ class RowBatchesTest {
   }
 
   @Test
+  void aBuilderSizedByTheBatchBeforeBuildsTheSameBatchInOneBuffer() {
+    List<ReplicaRecord> sent = records(4, 1000);
+    int expected = 1 << 20;
+    RowBatches.Builder grown = new RowBatches.Builder(SPEC, expected);
+    assertThat(grown.capacity()).isEqualTo(64 << 10);
+    sent.forEach(grown::add);
+    int bytes = grown.bytes();
+    assertThat(grown.capacity()).isGreaterThan(64 << 10); // it doubled
+    // The next batch of the same source starts at the bytes of this one plus an eighth.
+    RowBatches.Builder sized = new RowBatches.Builder(SPEC, expected, bytes);
+    assertThat(sized.capacity()).isEqualTo(Math.max(64 << 10, bytes + bytes / 8));
+    sent.forEach(sized::add);
+    assertThat(sized.capacity()).isEqualTo(Math.max(64 << 10, bytes + bytes / 8));
+    assertThat(sized.build(P, 9)).isEqualTo(grown.build(P, 9));
+    // Never past the expected size, never under 64 KiB, and a first batch (0) as before.
+    assertThat(new RowBatches.Builder(SPEC, expected, 4 << 20).capacity()).isEqualTo(expected);
+    assertThat(new RowBatches.Builder(SPEC, expected, 1000).capacity()).isEqualTo(64 << 10);
+    assertThat(new RowBatches.Builder(SPEC, 100, Integer.MAX_VALUE).capacity()).isEqualTo(100);
+  }
+
+  @Test
   void theBuilderKeepsTheTombstonesApart() {
     List<ReplicaRecord> sent = records(3, 200);
     RowBatches.Builder b = new RowBatches.Builder(SPEC, 16);
