@@ -19,8 +19,8 @@ prints the summary. What it reads from a run folder:
 - catchup-trials.csv (`--experiments catchup`): by value size, the median of `records_per_s` and of
   `mb_per_s` over the run's trials; correct when every trial's `correct` is true.
 - stream-trials.csv (`--experiments stream`): by value size (runs of more than one record), the
-  median of trials 1-4 (listed records) and trial 0 (bulk), records/s at 100 B, MB/s above;
-  correct when every trial's `differing_records` is 0.
+  median of trials 1-4 (listed records) and trial 0 (bulk), records/s for values up to 1 KiB,
+  MB/s above; correct when every trial's `differing_records` is 0.
 
 Example (stop 60, the agents' JIT limited to C1 in B; about 9 minutes):
   ab_pairs.py run --out ab-c1 --pairs 3 --java=-Xmx2g --a cli/target/reconcile.jar \\
